@@ -1,0 +1,32 @@
+"""The `statestream` command line: parses, calls one function, prints.
+
+Each command group lives in its own module and is registered here. Errors that a user can act on
+(`StatestreamError`) are printed as one line on stderr with exit code 2, never as a stack trace.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from statestream.cli import config_cmd
+from statestream.cli._common import app, err_console
+from statestream.errors import StatestreamError
+
+config_cmd.register(app)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        app()
+    except StatestreamError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+
+
+__all__ = ["app", "main", "typer"]

@@ -1,0 +1,306 @@
+"""The one settings object of statestream.
+
+Settings are read once, when `load_settings` builds them, from (highest priority first): keyword
+overrides, environment variables `STATESTREAM_<SECTION>__<NAME>` (e.g.
+`STATESTREAM_KAFKA__BOOTSTRAP_SERVERS`), an optional TOML file (`statestream --config FILE`), the
+local secrets file generated on first start (`<data_dir>/secrets.json`), and the defaults, which
+point at the services statestream runs itself on this machine.
+
+    >>> settings = load_settings()
+    >>> settings.kafka.bootstrap_servers
+    'localhost:9092'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from statestream.errors import ConfigError
+
+ENV_PREFIX = "STATESTREAM_"
+ENV_NESTED_DELIMITER = "__"
+SECRETS_FILE_NAME = "secrets.json"
+
+
+def _project_root() -> Path:
+    """The source checkout this package runs from (editable install), else the working folder."""
+    candidate = Path(__file__).resolve().parents[2]
+    if (candidate / "pyproject.toml").is_file() and (candidate / "src" / "statestream").is_dir():
+        return candidate
+    return Path.cwd()
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class KafkaSettings(_Section):
+    """Where Kafka is and how to talk to it."""
+
+    bootstrap_servers: str = "localhost:9092"
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: SecretStr | None = None
+    port: int = Field(9092, ge=1, le=65535, description="listener port of the local broker")
+    controller_port: int = Field(9093, ge=1, le=65535, description="KRaft controller port")
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _host_port_list(cls, value: str) -> str:
+        for server in value.split(","):
+            host, sep, port = server.strip().rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise ValueError(f"expected host:port[,host:port…], got {value!r}")
+        return value
+
+    def client_config(self) -> dict[str, str]:
+        """Options for a confluent-kafka producer, consumer or admin client."""
+        config = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "security.protocol": self.security_protocol,
+        }
+        if self.sasl_mechanism:
+            config["sasl.mechanism"] = self.sasl_mechanism
+        if self.sasl_username:
+            config["sasl.username"] = self.sasl_username
+        if self.sasl_password:
+            config["sasl.password"] = self.sasl_password.get_secret_value()
+        return config
+
+    def spark_options(self) -> dict[str, str]:
+        """Options for Spark's Kafka source and sink (`kafka.`-prefixed Java client options)."""
+        options = {
+            "kafka.bootstrap.servers": self.bootstrap_servers,
+            "kafka.security.protocol": self.security_protocol,
+        }
+        if self.sasl_mechanism:
+            options["kafka.sasl.mechanism"] = self.sasl_mechanism
+        if self.sasl_username and self.sasl_password:
+            module = "org.apache.kafka.common.security.plain.PlainLoginModule"
+            if self.sasl_mechanism and self.sasl_mechanism.startswith("SCRAM"):
+                module = "org.apache.kafka.common.security.scram.ScramLoginModule"
+            password = self.sasl_password.get_secret_value()
+            options["kafka.sasl.jaas.config"] = (
+                f'{module} required username="{self.sasl_username}" password="{password}";'
+            )
+        return options
+
+
+class MqttSettings(_Section):
+    """The MQTT broker the simulator publishes to and the connector subscribes to."""
+
+    host: str = "localhost"
+    port: int = Field(1883, ge=1, le=65535)
+    username: str = "statestream"
+    password: SecretStr | None = Field(None, description="generated on first start if unset")
+    topic: str = "machine/states"
+
+
+class InfluxSettings(_Section):
+    """The InfluxDB 1.x server for history."""
+
+    url: str = "http://localhost:8086"
+    username: str = "admin"
+    password: SecretStr | None = Field(None, description="generated on first start if unset")
+    database: str = "statestream"
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value.rstrip("/")
+
+    @property
+    def port(self) -> int:
+        """The port of `url` (8086 when the URL names none)."""
+        rest = self.url.split("://", 1)[1].split("/", 1)[0]
+        return int(rest.rpartition(":")[2]) if ":" in rest else 8086
+
+
+class SparkSettings(_Section):
+    """How Spark runs: master, checkpoints, parallelism, extra configuration."""
+
+    master: str = "local[*]"
+    app_name: str = "statestream"
+    checkpoint_root: Path | None = Field(None, description="default: <data_dir>/checkpoints")
+    shuffle_partitions: int = Field(4, ge=1)
+    ui_enabled: bool = False
+    log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
+    driver_memory: str = "2g"
+    extra_conf: dict[str, str] = Field(default_factory=dict)
+
+
+class TopicsSettings(_Section):
+    """Kafka topic names and the configuration `statestream topics create` gives them."""
+
+    machine_data: str = "machine.data"
+    machine_out: str = "machine.out"
+    dead_letter: str = "machine.deadletter"
+    late: str = "machine.late"
+    stats: str = "analytics.machine.stats"
+    alerts: str = "analytics.machine.alerts"
+    machine_data_partitions: int = Field(5, ge=1)
+    machine_out_partitions: int = Field(3, ge=1)
+    other_partitions: int = Field(1, ge=1)
+    cleanup_policy: str = "compact"
+    retention_ms: int = Field(2 * 24 * 3600 * 1000, ge=-1)
+
+
+class PathsSettings(_Section):
+    """Where statestream keeps its data, logs and downloaded jars."""
+
+    data_dir: Path = Field(default_factory=lambda: _project_root() / ".statestream")
+    jars_dir: Path = Field(default_factory=lambda: _project_root() / ".deps" / "jars")
+
+    @property
+    def log_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def secrets_file(self) -> Path:
+        return self.data_dir / SECRETS_FILE_NAME
+
+
+class Settings(BaseSettings):
+    """Every setting of statestream, nested by concern; frozen once built."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTED_DELIMITER,
+        frozen=True,
+        extra="forbid",
+    )
+
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    mqtt: MqttSettings = Field(default_factory=MqttSettings)
+    influx: InfluxSettings = Field(default_factory=InfluxSettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
+    topics: TopicsSettings = Field(default_factory=TopicsSettings)
+    paths: PathsSettings = Field(default_factory=PathsSettings)
+
+    @property
+    def checkpoint_root(self) -> Path:
+        return self.spark.checkpoint_root or self.paths.data_dir / "checkpoints"
+
+    def to_json_dict(self, reveal: bool = False) -> dict[str, Any]:
+        """The effective settings as plain JSON data; secrets masked unless `reveal`."""
+        data = self.model_dump(mode="json")
+        if reveal:
+            for section, name in _SECRET_FIELDS:
+                value = getattr(getattr(self, section), name)
+                data[section][name] = value.get_secret_value() if value else None
+        data["spark"]["checkpoint_root"] = str(self.checkpoint_root)
+        return data
+
+
+_SECRET_FIELDS = (("mqtt", "password"), ("influx", "password"), ("kafka", "sasl_password"))
+_GENERATED_SECRETS = (("mqtt", "password"), ("influx", "password"))
+
+
+def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
+    """Build the settings from overrides, environment, TOML file, local secrets and defaults.
+
+    Raises `ConfigError` with one line naming the bad setting and the reason.
+    """
+    if config_file is not None and not Path(config_file).is_file():
+        raise ConfigError(f"config file {config_file} does not exist")
+    settings = _build(config_file, overrides)
+    return _with_local_secrets(settings)
+
+
+def _build(config_file: Path | None, overrides: dict[str, Any]) -> Settings:
+    class _Loaded(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            sources = [init_settings, env_settings]
+            if config_file is not None:
+                sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config_file))
+            return tuple(sources)
+
+    try:
+        loaded = _Loaded(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(_one_line(exc)) from None
+    except ValueError as exc:  # an unreadable TOML file
+        raise ConfigError(f"config file {config_file}: {exc}") from None
+    return Settings.model_construct(**{name: getattr(loaded, name) for name in Settings.model_fields})
+
+
+def _one_line(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    path = ".".join(str(part) for part in error["loc"])
+    env_name = ENV_PREFIX + ENV_NESTED_DELIMITER.join(str(p) for p in error["loc"]).upper()
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"invalid setting {path} (env {env_name}): {error['msg']}{more}"
+
+
+def _with_local_secrets(settings: Settings) -> Settings:
+    """Fill passwords that were not set from the secrets file generated on first start."""
+    stored = read_local_secrets(settings.paths.secrets_file)
+    updates: dict[str, Any] = {}
+    for section, name in _GENERATED_SECRETS:
+        key = f"{section}.{name}"
+        if getattr(getattr(settings, section), name) is None and key in stored:
+            part = updates.get(section, getattr(settings, section))
+            updates[section] = part.model_copy(update={name: SecretStr(stored[key])})
+    return settings.model_copy(update=updates) if updates else settings
+
+
+def read_local_secrets(path: Path) -> dict[str, str]:
+    """The generated local secrets, or {} when none were generated yet."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"the secrets file {path} is unreadable ({exc}); delete it to generate new secrets "
+            "(and the data folder's service data, whose users were created with the old ones)"
+        ) from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ConfigError(f"the secrets file {path} is corrupt; delete it to generate new ones")
+    return data
+
+
+def ensure_local_secrets(settings: Settings) -> Settings:
+    """Generate the local service passwords on first start and return settings that carry them.
+
+    Passwords already set (environment, TOML) are kept and not written to the file.
+    """
+    path = settings.paths.secrets_file
+    stored = read_local_secrets(path)
+    changed = False
+    for section, name in _GENERATED_SECRETS:
+        key = f"{section}.{name}"
+        if getattr(getattr(settings, section), name) is None and key not in stored:
+            stored[key] = secrets.token_urlsafe(18)
+            changed = True
+    if changed:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(stored, handle, indent=2)
+        tmp.replace(path)
+    return _with_local_secrets(settings)
