@@ -1,0 +1,36 @@
+"""The complement-join engine: pure numpy, no Spark, Kafka or JSON.
+
+See ../shared/spec/complement-join.md (the contract) and `ComplementJoin`.
+"""
+
+from statestream.join.codec import StateFormatError, export_state, restore_state
+from statestream.join.engine import (
+    ComplementJoin,
+    EngineFinished,
+    JoinedPairs,
+    JoinStep,
+    SeriesBatch,
+    SeriesVerdicts,
+)
+from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, REASONS, SeriesState
+from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec
+
+__all__ = [
+    "ACCEPTED",
+    "BUILTIN_FUNCTIONS",
+    "DUPLICATE",
+    "LATE",
+    "MALFORMED",
+    "REASONS",
+    "ComplementJoin",
+    "EngineFinished",
+    "JoinSpec",
+    "JoinStep",
+    "JoinedPairs",
+    "SeriesBatch",
+    "SeriesState",
+    "SeriesVerdicts",
+    "StateFormatError",
+    "export_state",
+    "restore_state",
+]
