@@ -32,6 +32,7 @@ from statestream.errors import ConfigError
 ENV_PREFIX = "STATESTREAM_"
 ENV_NESTED_DELIMITER = "__"
 SECRETS_FILE_NAME = "secrets.json"
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
 
 def _project_root() -> Path:
@@ -40,6 +41,11 @@ def _project_root() -> Path:
     if (candidate / "pyproject.toml").is_file() and (candidate / "src" / "statestream").is_dir():
         return candidate
     return Path.cwd()
+
+
+def _split_host_port(server: str) -> tuple[str, int]:
+    host, _, port = server.strip().rpartition(":")
+    return host, int(port)
 
 
 class _Section(BaseModel):
@@ -54,8 +60,8 @@ class KafkaSettings(_Section):
     sasl_mechanism: str | None = None
     sasl_username: str | None = None
     sasl_password: SecretStr | None = None
-    port: int = Field(9092, ge=1, le=65535, description="listener port of the local broker")
     controller_port: int = Field(9093, ge=1, le=65535, description="KRaft controller port")
+    broker_heap: str = Field("1g", description="-Xmx of the local broker")
 
     @field_validator("bootstrap_servers")
     @classmethod
@@ -65,6 +71,16 @@ class KafkaSettings(_Section):
             if not sep or not host or not port.isdigit():
                 raise ValueError(f"expected host:port[,host:port…], got {value!r}")
         return value
+
+    @property
+    def is_local(self) -> bool:
+        """True when every bootstrap server is on this machine (statestream runs the broker)."""
+        return all(_split_host_port(s)[0] in LOCAL_HOSTS for s in self.bootstrap_servers.split(","))
+
+    @property
+    def port(self) -> int:
+        """The listener port of the local broker: the port of the first bootstrap server."""
+        return _split_host_port(self.bootstrap_servers.split(",")[0])[1]
 
     def client_config(self) -> dict[str, str]:
         """Options for a confluent-kafka producer, consumer or admin client."""
@@ -108,6 +124,11 @@ class MqttSettings(_Section):
     password: SecretStr | None = Field(None, description="generated on first start if unset")
     topic: str = "machine/states"
 
+    @property
+    def is_local(self) -> bool:
+        """True when the broker is on this machine (statestream runs Mosquitto)."""
+        return self.host in LOCAL_HOSTS
+
 
 class InfluxSettings(_Section):
     """The InfluxDB 1.x server for history."""
@@ -116,6 +137,7 @@ class InfluxSettings(_Section):
     username: str = "admin"
     password: SecretStr | None = Field(None, description="generated on first start if unset")
     database: str = "statestream"
+    rpc_port: int = Field(8088, ge=1, le=65535, description="backup/restore port of local InfluxDB")
 
     @field_validator("url")
     @classmethod
@@ -125,10 +147,22 @@ class InfluxSettings(_Section):
         return value.rstrip("/")
 
     @property
+    def host(self) -> str:
+        """The host name of `url`."""
+        netloc = self.url.split("://", 1)[1].split("/", 1)[0]
+        return netloc.rpartition(":")[0] if netloc.rpartition(":")[2].isdigit() else netloc
+
+    @property
     def port(self) -> int:
         """The port of `url` (8086 when the URL names none)."""
-        rest = self.url.split("://", 1)[1].split("/", 1)[0]
-        return int(rest.rpartition(":")[2]) if ":" in rest else 8086
+        netloc = self.url.split("://", 1)[1].split("/", 1)[0]
+        port = netloc.rpartition(":")[2]
+        return int(port) if port.isdigit() else 8086
+
+    @property
+    def is_local(self) -> bool:
+        """True when the server is on this machine (statestream runs InfluxDB)."""
+        return self.host in LOCAL_HOSTS
 
 
 class SparkSettings(_Section):

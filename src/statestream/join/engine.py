@@ -102,7 +102,7 @@ class EngineFinished(StatestreamError):
 
 
 class ComplementJoin:
-    """The complement join of one thing for one `JoinSpec`, with state small enough to checkpoint."""
+    """The complement join of one thing for one `JoinSpec`; its state is small enough to store."""
 
     def __init__(
         self, spec: JoinSpec, left: SeriesState | None = None, right: SeriesState | None = None
