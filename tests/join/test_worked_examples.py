@@ -43,10 +43,12 @@ def test_blocks_of_five_without_and_with_flush(batch_size: int, order: str) -> N
     assert set(with_flush) - set(without) == pending
 
 
-def test_hundred_thousand_in_blocks_of_five() -> None:
+@pytest.mark.parametrize("batch_size", [10_000, 100_000])  # 100,000 is joined in pieces
+def test_hundred_thousand_in_blocks_of_five(batch_size: int) -> None:
     records = blocks_of_five(100_000)
-    assert len(run_join(SPEC, records, 10_000, finish=False)) == 179_987
-    assert len(run_join(SPEC, records, 10_000, finish=True)) == 179_991
+    without = run_join(SPEC, records, batch_size, finish=False)
+    assert len(without) == len(set(without)) == 179_987
+    assert len(run_join(SPEC, records, batch_size, finish=True)) == 179_991
 
 
 def test_tolerance_filters_and_does_not_search_farther() -> None:

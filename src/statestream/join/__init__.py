@@ -12,6 +12,7 @@ from statestream.join.engine import (
     SeriesBatch,
     SeriesVerdicts,
 )
+from statestream.join.router import JoinRouter, RoutedStep
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, REASONS, SeriesState
 from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec
 
@@ -24,9 +25,11 @@ __all__ = [
     "REASONS",
     "ComplementJoin",
     "EngineFinished",
+    "JoinRouter",
     "JoinSpec",
     "JoinStep",
     "JoinedPairs",
+    "RoutedStep",
     "SeriesBatch",
     "SeriesState",
     "SeriesVerdicts",

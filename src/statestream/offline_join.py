@@ -1,0 +1,179 @@
+"""The offline join: JSON lines in, joined pairs out, with the engine of `statestream.join`.
+
+File order is arrival order. The input is read in chunks, so memory stays flat however large the
+file is; pairs are written in emission order.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import IO
+
+import numpy as np
+
+from statestream.formats import RecordColumns, pair_json_lines, parse_line
+from statestream.join import DUPLICATE, LATE, MALFORMED, JoinRouter, JoinSpec, RoutedStep
+
+CHUNK_LINES = 50_000
+
+
+@dataclass
+class JoinSummary:
+    """What an offline join read, wrote and rejected."""
+
+    lines: int = 0
+    records: int = 0
+    pairs: int = 0
+    late: int = 0
+    duplicates: int = 0
+    malformed: list[tuple[int, str]] = field(default_factory=list)  # (line, reason)
+    peak_state: int = 0
+    seconds: float = 0.0
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "lines": self.lines,
+            "records": self.records,
+            "pairs": self.pairs,
+            "late": self.late,
+            "duplicates": self.duplicates,
+            "malformed": len(self.malformed),
+            "peak_state": self.peak_state,
+            "seconds": round(self.seconds, 3),
+            "records_per_s": round(self.records_per_s, 1),
+        }
+
+
+class _Run:
+    """One offline join: the router, the sinks and the counts."""
+
+    def __init__(
+        self,
+        specs: Sequence[JoinSpec],
+        out: IO[str],
+        late_out: Callable[[], IO[str]],
+    ) -> None:
+        self.router = JoinRouter(specs)
+        self.out = out
+        self.late_out = late_out
+        self.summary = JoinSummary()
+
+    def add_chunk(self, columns: RecordColumns) -> None:
+        self.summary.records += len(columns)
+        self.summary.malformed += columns.malformed
+        if not len(columns):
+            return
+        lines = np.asarray(columns.lines, dtype=np.int64)
+        steps = self.router.process(
+            np.asarray(columns.things, dtype=object),
+            np.asarray(columns.quantities, dtype=object),
+            np.asarray(columns.times, dtype=np.float64),
+            np.asarray(columns.values, dtype=np.float64),
+            lines,
+        )
+        self._write(steps, columns, lines)
+
+    def finish(self) -> None:
+        self._write(self.router.finish(), RecordColumns(), np.empty(0, np.int64))
+
+    def _write(self, steps: list[RoutedStep], columns: RecordColumns, lines: np.ndarray) -> None:
+        for routed in steps:
+            pairs = routed.step.pairs
+            if len(pairs):
+                spec = routed.spec
+                columns_out = (pairs.left_t, pairs.left_v, pairs.right_t, pairs.right_v)
+                texts = pair_json_lines(
+                    routed.thing,
+                    spec.result,
+                    spec.left,
+                    spec.right,
+                    (*(a.tolist() for a in columns_out), pairs.result.tolist()),
+                )
+                self.out.write("\n".join(texts) + "\n")
+                self.summary.pairs += len(pairs)
+            self._reject(routed, "left", routed.left_rows, routed.step.left, columns, lines)
+            self._reject(routed, "right", routed.right_rows, routed.step.right, columns, lines)
+        self.summary.peak_state = max(self.summary.peak_state, self.router.state_size)
+
+    def _reject(self, routed, series, rows, verdicts, columns, lines) -> None:
+        if not len(rows):
+            return
+        codes = verdicts.codes
+        self.summary.duplicates += int(np.count_nonzero(codes == DUPLICATE))
+        spec = routed.spec
+        for k in np.flatnonzero(codes == MALFORMED):
+            row = rows[k]
+            quantity = columns.quantities[row]
+            reason = f"value of {quantity} cannot be taken by {spec.function_name}"
+            self.summary.malformed.append((int(lines[row]), reason))
+        late = np.flatnonzero(codes == LATE)
+        if len(late):
+            self.summary.late += len(late)
+            sink = self.late_out()
+            for k in late:
+                row = rows[k]
+                sink.write(
+                    _late_json(routed.thing, series, spec, columns, row, verdicts.watermark[k])
+                )
+
+
+def _late_json(thing, series, spec, columns, row, watermark) -> str:
+    return (
+        json.dumps(
+            {
+                "reason": "late",
+                "thing": thing,
+                "quantity": columns.quantities[row],
+                "phenomenonTime": columns.times[row],
+                "result": columns.values[row],
+                "series": series,
+                "join": spec.result,
+                "watermark": float(watermark),
+                "line": columns.lines[row],
+            }
+        )
+        + "\n"
+    )
+
+
+def join_lines(
+    source: Iterable[bytes],
+    specs: Sequence[JoinSpec],
+    out: IO[str],
+    late_out: Callable[[], IO[str]],
+    flush: bool = True,
+    on_progress: Callable[[int], None] | None = None,
+) -> JoinSummary:
+    """Join JSON lines from `source` and write pairs to `out`, late records to `late_out()`.
+
+    `late_out` is called only when a first late record needs it. `on_progress` receives the
+    bytes read so far after each chunk.
+    """
+    started = time.perf_counter()
+    run = _Run(specs, out, late_out)
+    columns, line, bytes_read = RecordColumns(), 0, 0
+    for raw in source:
+        line += 1
+        bytes_read += len(raw)
+        if raw.strip():
+            parse_line(raw, line, columns)
+        if line % CHUNK_LINES == 0:
+            run.add_chunk(columns)
+            columns = RecordColumns()
+            if on_progress:
+                on_progress(bytes_read)
+    run.add_chunk(columns)
+    if flush:
+        run.finish()
+    if on_progress:
+        on_progress(bytes_read)
+    run.summary.lines = line
+    run.summary.seconds = time.perf_counter() - started
+    return run.summary
