@@ -278,7 +278,9 @@ def _build(config_file: Path | None, overrides: dict[str, Any]) -> Settings:
         raise ConfigError(_one_line(exc)) from None
     except ValueError as exc:  # an unreadable TOML file
         raise ConfigError(f"config file {config_file}: {exc}") from None
-    return Settings.model_construct(**{name: getattr(loaded, name) for name in Settings.model_fields})
+    return Settings.model_construct(
+        **{name: getattr(loaded, name) for name in Settings.model_fields}
+    )
 
 
 def _one_line(exc: ValidationError) -> str:

@@ -10,11 +10,12 @@ import sys
 
 import typer
 
-from statestream.cli import config_cmd
+from statestream.cli import config_cmd, services_cmd
 from statestream.cli._common import app, err_console
 from statestream.errors import StatestreamError
 
 config_cmd.register(app)
+services_cmd.register(app)
 
 
 def main() -> None:

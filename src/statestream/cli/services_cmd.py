@@ -1,0 +1,84 @@
+"""`statestream services up | down | status`: the local Kafka, Mosquitto and InfluxDB."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from statestream.cli._common import console, settings_from
+from statestream.services import ServiceStatus, service_statuses, start_services, stop_services
+
+services_app = typer.Typer(
+    help=(
+        "Run the local services (Kafka, Mosquitto, InfluxDB) as plain processes under the data "
+        "folder. Services whose settings point at another machine are left alone."
+    ),
+    no_args_is_help=True,
+)
+
+_STATE_STYLES = {
+    "started": "green",
+    "running": "green",
+    "stopped": "yellow",
+    "not running": "dim",
+    "unhealthy": "red",
+    "external": "cyan",
+}
+
+
+@services_app.command("up")
+def up(ctx: typer.Context) -> None:
+    """Start the services that are not running yet and wait until each answers."""
+    settings = settings_from(ctx)
+    console.print(_table(start_services(settings), "services up", settings.paths.data_dir))
+
+
+@services_app.command("down")
+def down(ctx: typer.Context) -> None:
+    """Stop the services statestream started from this data folder (and only those)."""
+    settings = settings_from(ctx)
+    console.print(_table(stop_services(settings), "services down", settings.paths.data_dir))
+
+
+@services_app.command("status")
+def status(ctx: typer.Context) -> None:
+    """Show each service's health, pid, address and log file.
+
+    Exit code 0 when every service answers, 3 when one is stopped, unhealthy or unreachable.
+    """
+    settings = settings_from(ctx)
+    statuses = service_statuses(settings)
+    console.print(_table(statuses, "services status", settings.paths.data_dir))
+    if not all(s.answers for s in statuses):
+        raise typer.Exit(3)
+
+
+def _table(statuses: list[ServiceStatus], title: str, data_dir: Path) -> Table:
+    table = Table(title=f"{title} — data folder {data_dir}", title_justify="left")
+    for column in ("service", "state", "pid"):
+        table.add_column(column, no_wrap=True)
+    for column in ("address", "log", "detail"):
+        table.add_column(column, overflow="fold")
+    for s in statuses:
+        style = _STATE_STYLES.get(s.state, "")
+        table.add_row(
+            s.name,
+            f"[{style}]{s.state}[/]" if style else s.state,
+            str(s.pid or ""),
+            s.address,
+            _relative(s.log_file, data_dir),
+            s.detail,
+        )
+    return table
+
+
+def _relative(path: Path | None, data_dir: Path) -> str:
+    if path is None:
+        return ""
+    return str(path.relative_to(data_dir)) if path.is_relative_to(data_dir) else str(path)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(services_app, name="services")
