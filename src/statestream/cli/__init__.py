@@ -10,13 +10,14 @@ import sys
 
 import typer
 
-from statestream.cli import config_cmd, services_cmd, topics_cmd
+from statestream.cli import config_cmd, ingest_cmd, services_cmd, topics_cmd
 from statestream.cli._common import app, err_console
 from statestream.errors import StatestreamError
 
 config_cmd.register(app)
 services_cmd.register(app)
 topics_cmd.register(app)
+ingest_cmd.register(app)
 
 
 def main() -> None:
