@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from statestream.cli import config_cmd, ingest_cmd, services_cmd, topics_cmd
+from statestream.cli import config_cmd, ingest_cmd, run_cmd, services_cmd, topics_cmd
 from statestream.cli._common import app, err_console
 from statestream.errors import StatestreamError
 
@@ -18,6 +18,7 @@ config_cmd.register(app)
 services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
+run_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,106 @@
+"""The one way statestream builds a SparkSession: Kafka connector, RocksDB state, UTC, quiet logs.
+
+    >>> spark = spark_session(load_settings(), app_name="demo-counts")
+
+Under `spark-submit`, what spark-submit set (master, memory, jars, …) is kept; only the options it
+left unset are added.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from importlib import resources
+from pathlib import Path
+
+from pyspark import SparkConf, SparkContext
+from pyspark.sql import SparkSession
+
+from statestream.config import Settings
+from statestream.environment import find_java, jar_dir
+
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+[^/]*)\.jar$")
+
+
+def spark_session(
+    settings: Settings, *, app_name: str | None = None, for_tests: bool = False
+) -> SparkSession:
+    """The active SparkSession, or a new one configured from `settings` (getOrCreate).
+
+    `for_tests` turns the UI off and keeps the parallelism small whatever the settings say.
+    Raises `EnvironmentProblem` when Java or the Kafka connector jars are missing.
+    """
+    find_java()
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    options = spark_options(settings, app_name=app_name, for_tests=for_tests)
+    if under_submit:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        options = _unset_by_spark_submit(options)
+    else:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+        if settings.spark.master.startswith("local"):
+            os.environ.setdefault(
+                "SPARK_LOCAL_IP", "127.0.0.1"
+            )  # no "resolves to loopback" warning
+        options["spark.master"] = settings.spark.master
+    builder = SparkSession.builder
+    for key, value in options.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(settings.spark.log_level)
+    return spark
+
+
+def spark_options(
+    settings: Settings, *, app_name: str | None = None, for_tests: bool = False
+) -> dict[str, str]:
+    """The Spark configuration statestream sets (all but the master), extra_conf last."""
+    spark = settings.spark
+    log4j = resources.files("statestream.jobs") / "log4j2.properties"
+    return {
+        "spark.app.name": app_name or spark.app_name,
+        "spark.jars": ",".join(str(jar) for jar in connector_jars(settings)),
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        "spark.sql.shuffle.partitions": str(2 if for_tests else spark.shuffle_partitions),
+        "spark.sql.streaming.checkpointLocation": str(settings.checkpoint_root),
+        "spark.ui.enabled": str(spark.ui_enabled and not for_tests).lower(),
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.memory": spark.driver_memory,
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        **spark.extra_conf,
+    }
+
+
+def connector_jars(settings: Settings) -> list[Path]:
+    """Spark's Kafka connector jars, without those Spark ships itself (to avoid two versions)."""
+    folder = jar_dir(settings.paths.jars_dir, "spark-kafka", "spark-sql-kafka-")
+    shipped = {_artifact(jar.name) for jar in _spark_jars_dir().glob("*.jar")}
+    return sorted(jar for jar in folder.glob("*.jar") if _artifact(jar.name) not in shipped)
+
+
+def _artifact(file_name: str) -> str:
+    """`kafka-clients` for `kafka-clients-3.9.1.jar`: the jar's name without its version."""
+    match = _JAR_NAME.match(file_name)
+    return match.group("artifact") if match else file_name
+
+
+def _spark_jars_dir() -> Path:
+    spark_home = os.environ.get("SPARK_HOME")
+    if spark_home and (Path(spark_home) / "jars").is_dir():
+        return Path(spark_home) / "jars"
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def _unset_by_spark_submit(options: dict[str, str]) -> dict[str, str]:
+    """The options spark-submit has not set (it passes its own as JVM system properties)."""
+    SparkContext._ensure_initialized()  # connects to the JVM spark-submit started
+    submitted = SparkConf()
+    return {key: value for key, value in options.items() if not submitted.contains(key)}
