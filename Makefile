@@ -1,0 +1,43 @@
+# The one task runner of statestream; CI runs `make test` (via .ci/run) and `make lint`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+STATESTREAM := .venv/bin/statestream
+
+.PHONY: help setup demo test lint services-up services-status services-down clean
+
+help:
+	@echo "make setup            install .venv, the JVM jars and mosquitto/influxdb (idempotent)"
+	@echo "make demo             start the services, create the topics, produce the sample, count it"
+	@echo "make test             start the services and run the whole test suite"
+	@echo "make lint             ruff check + ruff format --check"
+	@echo "make services-up | services-status | services-down"
+	@echo "make clean            stop the services and delete .statestream (data, logs, checkpoints)"
+
+setup:
+	@bash scripts/setup.sh
+
+demo: setup
+	$(STATESTREAM) services up
+	$(STATESTREAM) topics create
+	$(STATESTREAM) ingest sample
+	$(STATESTREAM) run demo-counts
+	@echo "demo done: the services keep running (make services-down stops them)"
+
+test: setup
+	@bash scripts/test.sh
+
+lint: setup
+	.venv/bin/ruff check src tests benchmarks
+	.venv/bin/ruff format --check src tests benchmarks
+
+services-up: setup
+	$(STATESTREAM) services up
+
+services-status:
+	$(STATESTREAM) services status
+
+services-down:
+	@if [[ -x $(STATESTREAM) ]]; then $(STATESTREAM) services down; fi
+
+clean: services-down
+	rm -rf .statestream .pytest_cache .ruff_cache .hypothesis spark-warehouse test-artifacts

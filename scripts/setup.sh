@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Installs everything statestream needs on this machine, idempotently (`make setup` runs it):
+#   1. .venv with `pip install -e ".[dev]"`  (skipped while pyproject.toml is unchanged)
+#   2. the JVM jars, copied by Maven into .deps/jars/<name>  (skipped while each pom is unchanged)
+#   3. mosquitto, influxdb and influxdb-client through apt-get  (skipped when installed)
+# Services are not started here (`statestream services up` does that, as plain processes), and a
+# service instance that apt-get would start is stopped again, so it cannot hold statestream's ports.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+
+python_env() {
+  local stamp=.venv/.statestream-installed want
+  want=$(hash_of pyproject.toml)
+  if [[ -x .venv/bin/python && -f $stamp && $(cat "$stamp") == "$want" ]]; then
+    say "python environment .venv is up to date"
+    return
+  fi
+  local python=${PYTHON:-}
+  if [[ -z $python ]]; then
+    for candidate in python3.11 python3; do
+      if command -v "$candidate" >/dev/null 2>&1 &&
+        "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+        python=$candidate
+        break
+      fi
+    done
+  fi
+  [[ -n $python ]] || die "Python 3.11 not found: install python3.11 (and python3.11-venv), or set PYTHON=/path/to/python3.11"
+  if [[ ! -x .venv/bin/python ]]; then
+    say "creating .venv with $python"
+    "$python" -m venv .venv || die "'$python -m venv' failed: install the venv module (apt-get install python3-venv) and run make setup again"
+  fi
+  say "installing statestream and its dependencies into .venv (pip install -e .[dev])"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+  .venv/bin/python -m pip install -q -e ".[dev]" ||
+    die "pip install failed (see above): check that the Python package index is reachable, then run make setup again"
+  echo "$want" >"$stamp"
+}
+
+require_java() {
+  command -v java >/dev/null 2>&1 ||
+    die "Java is missing: install a JDK 17 (apt-get install openjdk-17-jdk-headless) and run make setup again"
+  local version
+  version=$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n1)
+  [[ ${version:-0} -ge 17 ]] ||
+    die "Java ${version:-?} is too old: Kafka 4 and Spark 4 need Java 17 or newer; install a JDK 17 and run make setup again"
+}
+
+jvm_jars() {
+  local name=$1 pom=jvm/$1/pom.xml target=.deps/jars/$1 want
+  want=$(hash_of "$pom")
+  if [[ -f $target/.pom-hash && $(cat "$target/.pom-hash") == "$want" ]]; then
+    say "jars .deps/jars/$name are up to date"
+    return
+  fi
+  require_java
+  command -v mvn >/dev/null 2>&1 ||
+    die "Maven is missing: install it (apt-get install maven) and run make setup again"
+  say "copying the $name jars with Maven into .deps/jars/$name"
+  local fresh=$target.new log=$ROOT/.deps/mvn-$name.log
+  rm -rf "$fresh" && mkdir -p "$fresh"
+  if ! (cd "jvm/$name" && mvn -q -B dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$ROOT/$fresh") >"$log" 2>&1; then
+    rm -rf "$fresh"
+    die "Maven could not fetch the $name jars (log: $log): check that Maven Central is reachable (proxy settings in ~/.m2/settings.xml), then run make setup again"
+  fi
+  echo "$want" >"$fresh/.pom-hash"
+  rm -rf "$target" && mv "$fresh" "$target"
+}
+
+has_program() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 || -x /sbin/$1 ]]; }
+
+system_packages() {
+  local missing=()
+  has_program mosquitto && has_program mosquitto_passwd || missing+=(mosquitto)
+  has_program influxd || missing+=(influxdb)
+  has_program influx || missing+=(influxdb-client)
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    say "mosquitto and influxdb are installed"
+    return
+  fi
+  command -v apt-get >/dev/null 2>&1 ||
+    die "${missing[*]} missing and no apt-get here: install mosquitto, influxdb (1.x) and influxdb-client with your package manager, then run make setup again"
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null 2>&1 ||
+      die "${missing[*]} missing: run make setup as root (or install sudo) so apt-get can install them"
+    sudo=(sudo)
+  fi
+  say "installing ${missing[*]} with apt-get"
+  "${sudo[@]}" apt-get update -q >/dev/null ||
+    die "apt-get update failed: the Debian package mirror is unreachable; check the network or /etc/apt/sources.list, then run make setup again"
+  # Without systemd, the packages' scripts would start the services through /etc/init.d; a
+  # policy-rc.d answering 101 ("action forbidden") keeps them from starting during the install.
+  local policy=/usr/sbin/policy-rc.d own_policy=""
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+    "${sudo[@]}" chmod +x "$policy"
+    own_policy=1
+  fi
+  local status=0
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >/dev/null || status=$?
+  [[ -z $own_policy ]] || "${sudo[@]}" rm -f "$policy"
+  [[ $status -eq 0 ]] ||
+    die "apt-get install ${missing[*]} failed (exit $status): run it by hand to see why, then make setup again"
+  # Should a service have started anyway, stop it: statestream runs its own instances.
+  for service in mosquitto influxdb; do
+    if [[ -x /etc/init.d/$service ]]; then
+      "${sudo[@]}" /etc/init.d/"$service" stop >/dev/null 2>&1 || true
+    fi
+  done
+}
+
+python_env
+jvm_jars kafka-broker
+jvm_jars spark-kafka
+system_packages
+say "done"
