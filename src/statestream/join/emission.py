@@ -40,12 +40,12 @@ class Frontier:
 
 @dataclass(frozen=True)
 class _Side:
-    """A series' tail with the neighbour times and release indices the checks need."""
+    """A series' tail with the neighbour times the checks need."""
 
     t: np.ndarray
     prev_t: np.ndarray
     next_t: np.ndarray
-    seq: np.ndarray
+    first_seq: int
 
     @classmethod
     def of(cls, series: SeriesState) -> _Side:
@@ -57,8 +57,7 @@ class _Side:
             prev_t[1:] = t[:-1]
             next_t[:-1] = t[1:]
             next_t[-1] = np.inf  # the next release has a time ≥ the watermark ≥ t[-1]
-        seq = np.arange(series.first_seq, series.n_released, dtype=np.int64)
-        return cls(t, prev_t, next_t, seq)
+        return cls(t, prev_t, next_t, series.first_seq)
 
 
 def newly_certain_pairs(
@@ -72,37 +71,47 @@ def newly_certain_pairs(
     sl, sr = _Side.of(left), _Side.of(right)
     if len(sl.t) == 0 or len(sr.t) == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    li_all = np.arange(len(sl.t))
-    ri_all = np.arange(len(sr.t))
-    # generator 1: r = next_R(l); 2: r = prev_R(l); 3: l = next_L(r); 4: l = prev_L(r)
-    nxt_r = np.searchsorted(sr.t, sl.t, side="left")
-    prv_r = np.searchsorted(sr.t, sl.t, side="right") - 1
-    nxt_l = np.searchsorted(sl.t, sr.t, side="left")
-    prv_l = np.searchsorted(sl.t, sr.t, side="right") - 1
-    candidates = (
-        (li_all, nxt_r, 0),
-        (li_all, prv_r, 1),
-        (nxt_l, ri_all, 2),
-        (prv_l, ri_all, 3),
+    nl, nr = len(sl.t), len(sr.t)
+    # generator 0: r = next_R(l); 1: r = prev_R(l); 2: l = next_L(r); 3: l = prev_L(r)
+    li = np.concatenate(
+        (
+            np.arange(nl),
+            np.arange(nl),
+            np.searchsorted(sl.t, sr.t, side="left"),
+            np.searchsorted(sl.t, sr.t, side="right") - 1,
+        )
     )
-    out_l, out_r = [], []
-    for li, ri, generator in candidates:
-        ok = (li >= 0) & (li < len(sl.t)) & (ri >= 0) & (ri < len(sr.t))
-        li, ri = li[ok], ri[ok]
-        rel = _relations(sl, sr, li, ri)
-        keep = rel[generator].copy()
-        for earlier in range(generator):
-            keep &= ~rel[earlier]
-        li, ri, rel = li[keep], ri[keep], [r[keep] for r in rel]
-        emit = _certain(sl, sr, li, ri, rel, now) & ~_certain(sl, sr, li, ri, rel, before)
-        if np.isfinite(tolerance_ms):
-            emit &= np.abs(sl.t[li] - sr.t[ri]) <= tolerance_ms
-        out_l.append(li[emit])
-        out_r.append(ri[emit])
-    li = np.concatenate(out_l)
-    ri = np.concatenate(out_r)
-    # each generator's output is already in pair-time order: a stable sort merges four runs
-    order = np.argsort(sl.t[li] + sr.t[ri], kind="stable")
+    ri = np.concatenate(
+        (
+            np.searchsorted(sr.t, sl.t, side="left"),
+            np.searchsorted(sr.t, sl.t, side="right") - 1,
+            np.arange(nr),
+            np.arange(nr),
+        )
+    )
+    generator = np.repeat(np.arange(4, dtype=np.int8), (nl, nl, nr, nr))
+    ok = (li >= 0) & (li < nl) & (ri >= 0) & (ri < nr)
+    li, ri, generator = li[ok], ri[ok], generator[ok]
+    rel = _relations(sl, sr, li, ri)
+    # keep a pair only where its generator is the first relation that holds for it
+    holds = np.stack(rel)
+    keep = holds.any(axis=0) & (holds.argmax(axis=0) == generator)
+    li, ri = li[keep], ri[keep]
+    rel = [r[keep] for r in rel]
+    lt, rt = sl.t[li], sr.t[ri]
+    # every tail record is released now; "before" only those released by then
+    released_before = (li < before[0].n_released - sl.first_seq) & (
+        ri < before[1].n_released - sr.first_seq
+    )
+    via_next = rel[0] | rel[2]
+    emit = _certain(via_next, rel, lt, rt, now) & ~(
+        released_before & _certain(via_next, rel, lt, rt, before)
+    )
+    if np.isfinite(tolerance_ms):
+        emit &= np.abs(lt - rt) <= tolerance_ms
+    li, ri = li[emit], ri[emit]
+    # each generator's output is in pair-time order: a stable sort merges four runs
+    order = np.argsort(lt[emit] + rt[emit], kind="stable")
     return li[order], ri[order]
 
 
@@ -117,17 +126,14 @@ def _relations(sl: _Side, sr: _Side, li: np.ndarray, ri: np.ndarray) -> list[np.
 
 
 def _certain(
-    sl: _Side,
-    sr: _Side,
-    li: np.ndarray,
-    ri: np.ndarray,
+    via_next: np.ndarray,
     rel: list[np.ndarray],
+    lt: np.ndarray,
+    rt: np.ndarray,
     frontier: tuple[Frontier, Frontier],
 ) -> np.ndarray:
+    """Whether one of the pair's relations is certain at `frontier` (both records released)."""
     fl, fr = frontier
-    released = (sl.seq[li] < fl.n_released) & (sr.seq[ri] < fr.n_released)
-    lt, rt = sl.t[li], sr.t[ri]
-    prev_r_settled = fr.finished | (fr.watermark > lt)
-    prev_l_settled = fl.finished | (fl.watermark > rt)
-    certain = rel[0] | rel[2] | (rel[1] & prev_r_settled) | (rel[3] & prev_l_settled)
-    return released & certain
+    via_prev_r = rel[1] & (fr.watermark > lt) if not fr.finished else rel[1]
+    via_prev_l = rel[3] & (fl.watermark > rt) if not fl.finished else rel[3]
+    return via_next | via_prev_r | via_prev_l

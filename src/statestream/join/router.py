@@ -103,8 +103,16 @@ def _rows_by_thing(things: np.ndarray, selected: np.ndarray) -> Iterator[tuple[s
     rows = np.flatnonzero(selected)
     if len(rows) == 0:
         return
-    names, first, inverse = np.unique(things[rows], return_index=True, return_inverse=True)
+    codes: dict[str, int] = {}
+    inverse = np.fromiter(
+        (codes.setdefault(thing, len(codes)) for thing in things[rows].tolist()),
+        dtype=np.int64,
+        count=len(rows),
+    )
+    if len(codes) == 1:
+        yield next(iter(codes)), rows
+        return
     order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(names) + 1))
-    for code in np.argsort(first):
-        yield str(names[code]), rows[order[bounds[code] : bounds[code + 1]]]
+    bounds = np.searchsorted(inverse[order], np.arange(len(codes) + 1))
+    for code, thing in enumerate(codes):
+        yield thing, rows[order[bounds[code] : bounds[code + 1]]]

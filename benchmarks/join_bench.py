@@ -1,0 +1,172 @@
+"""`statestream bench join`: the engine against the per-record baseline, in one process.
+
+Two inputs: the spec's blocks of five (one thing, L at 0–4, R at 5–9, …) and the real sample
+data (actSpeed_C11 ⋈ vaTorque_C11) cloned into many things, each clone shifted in time and
+jittered, arriving in time order across things. Figures are records/s and joins/s (pairs/s); the
+ratio is the engine's joins/s over the baseline's on the same input.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.baseline_join import BaselineJoin
+from statestream.join import ComplementJoin, JoinRouter, JoinSpec, SeriesBatch
+
+SAMPLE = Path(__file__).resolve().parents[1] / "src/statestream/data/machine_events.jsonl"
+SAMPLE_SPEC = JoinSpec("actSpeed_C11", "vaTorque_C11", "vaPower_C11", function="power")
+BLOCKS_SPEC = JoinSpec("L", "R", "out", function="product")
+BATCH = 100_000
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Figures:
+    """One implementation on one input."""
+
+    records: int
+    pairs: int
+    seconds: float
+    peak_state: int = 0
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.seconds
+
+    @property
+    def joins_per_s(self) -> float:
+        return self.pairs / self.seconds
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Records in arrival order."""
+
+    things: np.ndarray
+    is_left: np.ndarray
+    t: np.ndarray
+    v: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+
+def blocks_of_five(n: int) -> Columns:
+    i = np.arange(n)
+    return Columns(np.full(n, "m", dtype=object), (i // 5) % 2 == 0, i * 1000.0, i * 1.0)
+
+
+def scaled_sample(n: int, seed: int = 1) -> Columns:
+    """The sample's speed and torque records cloned into as many things as `n` records need."""
+    base: list[tuple[str, bool, float, float]] = []
+    for line in SAMPLE.read_text().splitlines():
+        row = json.loads(line)
+        for quantity, is_left in ((SAMPLE_SPEC.left, True), (SAMPLE_SPEC.right, False)):
+            if isinstance(row.get(quantity), int | float):
+                base.append((row["Thing"], is_left, float(row["Timestamp"]), row[quantity]))
+    base.sort(key=lambda r: r[2])
+    rng = np.random.default_rng(seed)
+    copies = -(-n // len(base))
+    things = np.array([f"{b[0]}-{k}" for k in range(copies) for b in base], dtype=object)
+    is_left = np.tile(np.array([b[1] for b in base]), copies)
+    t0 = np.array([b[2] for b in base])
+    shift = rng.integers(0, 60_000, size=copies).astype(np.float64)
+    jitter = rng.integers(-20, 21, size=copies * len(base)).astype(np.float64)
+    t = (t0[None, :] + shift[:, None]).ravel() + jitter
+    v = np.tile(np.array([b[3] for b in base]), copies)
+    order = np.argsort(t, kind="stable")[:n]  # arrival in time order across things
+    return Columns(things[order], is_left[order], t[order], v[order])
+
+
+def engine_single(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures:
+    engine, pairs, peak = ComplementJoin(spec), 0, 0
+    started = time.perf_counter()
+    for start in range(0, len(columns), batch):
+        part = slice(start, start + batch)
+        left = columns.is_left[part]
+        t, v = columns.t[part], columns.v[part]
+        pos = np.arange(start, start + len(t))
+        step = engine.process(
+            SeriesBatch(t[left], v[left], pos[left]), SeriesBatch(t[~left], v[~left], pos[~left])
+        )
+        pairs += len(step.pairs)
+        peak = max(peak, engine.state_size)
+    pairs += len(engine.finish().pairs)
+    return Figures(len(columns), pairs, time.perf_counter() - started, peak)
+
+
+def engine_many(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures:
+    router, pairs, peak = JoinRouter([spec]), 0, 0
+    quantities = np.where(columns.is_left, spec.left, spec.right).astype(object)
+    started = time.perf_counter()
+    for start in range(0, len(columns), batch):
+        part = slice(start, start + batch)
+        steps = router.process(
+            columns.things[part], quantities[part], columns.t[part], columns.v[part]
+        )
+        pairs += sum(len(s.step.pairs) for s in steps)
+        peak = max(peak, router.state_size)
+    pairs += sum(len(s.step.pairs) for s in router.finish())
+    return Figures(len(columns), pairs, time.perf_counter() - started, peak)
+
+
+def baseline(columns: Columns, spec: JoinSpec) -> Figures:
+    joins: dict[str, BaselineJoin] = {}
+    pairs = 0
+    things = columns.things.tolist()
+    sides = np.where(columns.is_left, "left", "right").tolist()
+    times, values = columns.t.tolist(), columns.v.tolist()
+    started = time.perf_counter()
+    for i, thing in enumerate(things):
+        join = joins.get(thing)
+        if join is None:
+            join = joins[thing] = BaselineJoin(spec.disorder_ms, spec.tolerance_ms)
+        pairs += len(join.add(sides[i], times[i], values[i], i))
+    pairs += sum(len(join.finish()) for join in joins.values())
+    return Figures(len(columns), pairs, time.perf_counter() - started)
+
+
+def run(records: int, baseline_records: int, progress: Progress | None = None) -> dict:
+    """Both inputs, engine and baseline; the figures as one JSON-ready dict."""
+    say = progress or (lambda _: None)
+    engine_single(blocks_of_five(10_000), BLOCKS_SPEC)  # warm-up
+    say(f"engine: {records:,} records in blocks of five")
+    blocks = engine_single(blocks_of_five(records), BLOCKS_SPEC)
+    say(f"baseline: {baseline_records:,} records in blocks of five")
+    blocks_base = baseline(blocks_of_five(baseline_records), BLOCKS_SPEC)
+    say(f"engine: real sample scaled to {records:,} records")
+    sample_columns = scaled_sample(records)
+    sample = engine_many(sample_columns, SAMPLE_SPEC)
+    say(f"baseline: real sample scaled to {baseline_records:,} records")
+    sample_base = baseline(scaled_sample(baseline_records), SAMPLE_SPEC)
+    return {
+        "records": blocks.records,
+        "pairs": blocks.pairs,
+        "seconds": round(blocks.seconds, 4),
+        "records_per_s": round(blocks.records_per_s),
+        "joins_per_s": round(blocks.joins_per_s),
+        "peak_state": blocks.peak_state,
+        "baseline_records": blocks_base.records,
+        "baseline_joins_per_s": round(blocks_base.joins_per_s),
+        "ratio": round(blocks.joins_per_s / blocks_base.joins_per_s, 1),
+        "sample": {
+            "things": len(set(sample_columns.things.tolist())),
+            **_rounded(asdict(sample)),
+            "records_per_s": round(sample.records_per_s),
+            "joins_per_s": round(sample.joins_per_s),
+            "baseline_records": sample_base.records,
+            "baseline_joins_per_s": round(sample_base.joins_per_s),
+            "ratio": round(sample.joins_per_s / sample_base.joins_per_s, 1),
+        },
+    }
+
+
+def _rounded(figures: dict) -> dict:
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}
