@@ -10,11 +10,21 @@ import sys
 
 import typer
 
-from statestream.cli import config_cmd, ingest_cmd, run_cmd, services_cmd, topics_cmd
+from statestream.cli import (
+    bench_cmd,
+    config_cmd,
+    ingest_cmd,
+    join_cmd,
+    run_cmd,
+    services_cmd,
+    topics_cmd,
+)
 from statestream.cli._common import app, err_console
 from statestream.errors import StatestreamError
 
 config_cmd.register(app)
+join_cmd.register(app)
+bench_cmd.register(app)
 services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
