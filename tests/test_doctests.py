@@ -1,0 +1,21 @@
+"""The examples in the docstrings of the join engine and the testing helpers run as written."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "statestream.join.codec",
+    "statestream.join.engine",
+    "statestream.join.router",
+    "statestream.join.spec",
+    "statestream.testing",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0
