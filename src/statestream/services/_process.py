@@ -21,15 +21,23 @@ _children: dict[int, subprocess.Popen[bytes]] = {}
 
 
 def command_line(pid: int) -> list[str] | None:
-    """The arguments of a live, non-zombie process, or None when there is no such process."""
+    """The arguments of a live process, or None (no such process, a zombie, or still exec'ing)."""
+    if not _exists(pid):
+        return None
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    if stat.rpartition(")")[2].split()[0] in ("Z", "X") or not raw:
-        return None
-    return raw.rstrip(b"\0").decode(errors="replace").split("\0")
+    return raw.rstrip(b"\0").decode(errors="replace").split("\0") if raw else None
+
+
+def _exists(pid: int) -> bool:
+    """True while `pid` is a process that is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
 
 
 def read_pid(pid_file: Path) -> int | None:
@@ -96,7 +104,7 @@ def is_alive(pid: int) -> bool:
     if child is not None and child.poll() is not None:
         _children.pop(pid, None)
         return False
-    return command_line(pid) is not None
+    return _exists(pid)
 
 
 def _signal(pid: int, signum: signal.Signals) -> None:
@@ -137,14 +145,27 @@ def port_listener(port: int) -> PortListener | None:
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
-        try:
-            links = {os.readlink(fd) for fd in (proc / "fd").iterdir()}
-        except OSError:
-            continue
-        if any(f"socket:[{inode}]" in links for inode in inodes):
-            args = command_line(int(proc.name)) or ["?"]
-            return PortListener(port, int(proc.name), " ".join(args)[:120])
+        if inodes & _socket_inodes(proc):
+            command = " ".join(" ".join(command_line(int(proc.name)) or ["?"]).split())
+            return PortListener(port, int(proc.name), command[:120])
     return PortListener(port, None, None)
+
+
+def _socket_inodes(proc: Path) -> set[str]:
+    """The inodes of the sockets a process has open ({} when its fds cannot be read)."""
+    inodes = set()
+    try:
+        fds = list((proc / "fd").iterdir())
+    except OSError:
+        return set()
+    for fd in fds:
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
 
 
 def _listening_inodes(port: int) -> set[str]:
