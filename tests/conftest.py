@@ -1,0 +1,51 @@
+"""Fixtures shared by the whole suite: the settings, the local services and one SparkSession.
+
+The services fixture starts Kafka, Mosquitto and InfluxDB when they are not running yet and stops
+at the end only those it started, so a developer's running services are left as they were.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from statestream.config import Settings, ensure_local_secrets, load_settings
+from statestream.services import start_services, stop_services
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@pytest.fixture(scope="session")
+def settings() -> Settings:
+    """The settings of this checkout (environment included), with the local secrets."""
+    return ensure_local_secrets(load_settings())
+
+
+@pytest.fixture(scope="session")
+def local_services(settings: Settings) -> Iterator[Settings]:
+    """Kafka, Mosquitto and InfluxDB running and answering; yields the settings to reach them."""
+    statuses = start_services(settings)
+    started = {s.name for s in statuses if s.state == "started"}
+    yield settings
+    if started:
+        stop_services(settings, names=started)
+
+
+@pytest.fixture(scope="session")
+def spark(settings: Settings) -> Iterator[SparkSession]:
+    """The one SparkSession of the test run (local master, UI off, small parallelism)."""
+    from statestream.jobs.session import spark_session
+
+    session = spark_session(settings, app_name="statestream-tests", for_tests=True)
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def unique_name() -> str:
+    """A name no other test uses, for topics, databases and query names."""
+    return f"test_{uuid.uuid4().hex[:10]}"

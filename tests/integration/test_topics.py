@@ -1,0 +1,43 @@
+"""`create_topics`: partitions and configuration from the settings; a second call is a no-op."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource
+
+from statestream.config import Settings, load_settings
+from statestream.services.topics import create_topics
+
+pytestmark = pytest.mark.integration
+
+
+def test_create_topics_is_idempotent(local_services: Settings, unique_name: str) -> None:
+    names = {
+        "machine_data": f"{unique_name}.data",
+        "machine_out": f"{unique_name}.out",
+        "dead_letter": f"{unique_name}.deadletter",
+        "late": f"{unique_name}.late",
+        "stats": f"{unique_name}.stats",
+        "alerts": f"{unique_name}.alerts",
+    }
+    settings = load_settings(
+        paths={"data_dir": local_services.paths.data_dir},
+        kafka={"bootstrap_servers": local_services.kafka.bootstrap_servers},
+        topics=names,
+    )
+    first = create_topics(settings)
+    assert [(r.name, r.state, r.partitions) for r in first] == [
+        (names["machine_data"], "created", 5),
+        (names["machine_out"], "created", 3),
+        *((names[key], "created", 1) for key in ("dead_letter", "late", "stats", "alerts")),
+    ]
+    second = create_topics(settings)
+    assert {r.state for r in second} == {"exists"}
+    assert [r.partitions for r in second] == [5, 3, 1, 1, 1, 1]
+
+    admin = AdminClient(settings.kafka.client_config())
+    resource = ConfigResource(ConfigResource.Type.TOPIC, names["machine_data"])
+    config = admin.describe_configs([resource])[resource].result(timeout=30)
+    assert config["cleanup.policy"].value == "compact"
+    assert config["retention.ms"].value == str(2 * 24 * 3600 * 1000)
+    admin.delete_topics(list(names.values()), operation_timeout=30)

@@ -1,0 +1,74 @@
+"""The Spark session factory's configuration, checked without starting Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from statestream.config import load_settings
+from statestream.environment import find_java
+from statestream.errors import EnvironmentProblem
+from statestream.jobs.session import ROCKSDB_PROVIDER, connector_jars, spark_options, spark_session
+
+
+def _jars(folder: Path, *names: str) -> None:
+    folder.mkdir(parents=True)
+    for name in names:
+        (folder / name).write_bytes(b"")
+
+
+def test_connector_jars_leave_out_what_pyspark_ships(tmp_path: Path) -> None:
+    _jars(
+        tmp_path / "spark-kafka",
+        "spark-sql-kafka-0-10_2.13-4.1.3.jar",
+        "spark-token-provider-kafka-0-10_2.13-4.0.0.jar",
+        "kafka-clients-3.9.1.jar",
+        "commons-pool2-2.12.1.jar",
+        "scala-library-2.13.15.jar",
+        "slf4j-api-1.7.36.jar",
+        "jsr305-3.0.0.jar",
+        "snappy-java-1.1.10.5.jar",
+    )
+    settings = load_settings(paths={"jars_dir": tmp_path})
+    assert [jar.name for jar in connector_jars(settings)] == [
+        "commons-pool2-2.12.1.jar",
+        "kafka-clients-3.9.1.jar",
+        "spark-sql-kafka-0-10_2.13-4.1.3.jar",
+        "spark-token-provider-kafka-0-10_2.13-4.0.0.jar",
+    ]
+
+
+def test_connector_jars_installed_by_setup() -> None:
+    names = {jar.name.split("-")[0:2][0] for jar in connector_jars(load_settings())}
+    assert names == {"commons", "kafka", "spark"}
+
+
+def test_missing_connector_jars_say_run_make_setup(tmp_path: Path) -> None:
+    settings = load_settings(paths={"jars_dir": tmp_path})
+    with pytest.raises(EnvironmentProblem, match=r"spark-kafka jars are missing .*make setup"):
+        connector_jars(settings)
+
+
+def test_spark_options(tmp_path: Path) -> None:
+    settings = load_settings(
+        paths={"data_dir": tmp_path}, spark={"extra_conf": {"spark.sql.shuffle.partitions": "7"}}
+    )
+    options = spark_options(settings, app_name="job", for_tests=True)
+    assert options["spark.app.name"] == "job"
+    assert options["spark.sql.streaming.stateStore.providerClass"] == ROCKSDB_PROVIDER
+    assert options["spark.sql.session.timeZone"] == "UTC"
+    assert options["spark.ui.enabled"] == "false"
+    assert options["spark.sql.streaming.checkpointLocation"] == str(tmp_path / "checkpoints")
+    assert options["spark.sql.shuffle.partitions"] == "7"  # extra_conf wins
+    assert "spark-sql-kafka" in options["spark.jars"]
+    assert "log4j2.properties" in options["spark.driver.extraJavaOptions"]
+
+
+def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(EnvironmentProblem, match="Java is not installed"):
+        find_java()
+    with pytest.raises(EnvironmentProblem, match="Java is not installed"):
+        spark_session(load_settings())

@@ -1,0 +1,41 @@
+"""Helpers the tests share: running the CLI as a user does, and finding free ports."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CliResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, timeout_s: float = 300) -> CliResult:
+    """Run `python -m statestream ARGS` in a child process, with extra environment variables."""
+    done = subprocess.run(
+        [sys.executable, "-m", "statestream", *args],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+    )
+    return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct TCP ports nobody listens on right now."""
+    with ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket())
+            sock.bind(("127.0.0.1", 0))
+            ports.append(sock.getsockname()[1])
+        return ports

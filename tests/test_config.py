@@ -1,0 +1,118 @@
+"""Settings: environment variables, TOML files, keyword overrides, errors and local secrets."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from statestream.config import ensure_local_secrets, load_settings, read_local_secrets
+from statestream.errors import ConfigError
+
+
+@pytest.fixture(autouse=True)
+def _own_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_PATHS__DATA_DIR", str(tmp_path / "data"))
+
+
+def test_defaults_point_at_the_local_services() -> None:
+    settings = load_settings()
+    assert settings.kafka.bootstrap_servers == "localhost:9092"
+    assert (settings.kafka.is_local, settings.mqtt.is_local, settings.influx.is_local) == (
+        True,
+        True,
+        True,
+    )
+    assert (settings.kafka.port, settings.mqtt.port, settings.influx.port) == (9092, 1883, 8086)
+
+
+def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_KAFKA__BOOTSTRAP_SERVERS", "kafka-1:9092,kafka-2:9092")
+    monkeypatch.setenv("STATESTREAM_SPARK__SHUFFLE_PARTITIONS", "16")
+    monkeypatch.setenv("STATESTREAM_INFLUX__URL", "https://influx.example.com:8443/")
+    settings = load_settings()
+    assert settings.kafka.bootstrap_servers == "kafka-1:9092,kafka-2:9092"
+    assert not settings.kafka.is_local
+    assert settings.spark.shuffle_partitions == 16
+    assert settings.influx.url == "https://influx.example.com:8443"
+    assert (settings.influx.host, settings.influx.port) == ("influx.example.com", 8443)
+    assert not settings.influx.is_local
+
+
+def test_keyword_overrides_beat_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_MQTT__PORT", "2883")
+    assert load_settings(mqtt={"port": 3883}).mqtt.port == 3883
+
+
+def test_invalid_value_is_one_line_naming_setting_and_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("STATESTREAM_SPARK__SHUFFLE_PARTITIONS", "0")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("invalid setting spark.shuffle_partitions")
+    assert "STATESTREAM_SPARK__SHUFFLE_PARTITIONS" in message
+
+
+def test_malformed_bootstrap_servers_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_KAFKA__BOOTSTRAP_SERVERS", "localhost")
+    with pytest.raises(ConfigError, match=r"kafka\.bootstrap_servers .*host:port"):
+        load_settings()
+
+
+def test_toml_file_below_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "statestream.toml"
+    config.write_text(
+        '[kafka]\nbootstrap_servers = "toml-broker:9092"\n\n[mqtt]\nport = 11883\n'
+        '\n[topics]\nmachine_data = "plant.data"\n'
+    )
+    monkeypatch.setenv("STATESTREAM_MQTT__PORT", "2883")
+    settings = load_settings(config)
+    assert settings.kafka.bootstrap_servers == "toml-broker:9092"
+    assert settings.topics.machine_data == "plant.data"
+    assert settings.mqtt.port == 2883
+
+
+def test_missing_or_broken_toml_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings(tmp_path / "nope.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[kafka\n")
+    with pytest.raises(ConfigError, match=r"broken\.toml"):
+        load_settings(broken)
+
+
+def test_local_secrets_are_generated_once_and_private(tmp_path: Path) -> None:
+    settings = ensure_local_secrets(load_settings())
+    path = settings.paths.secrets_file
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert settings.mqtt.password is not None and settings.influx.password is not None
+    again = ensure_local_secrets(load_settings())
+    assert again.mqtt.password == settings.mqtt.password
+    assert load_settings().influx.password == settings.influx.password
+
+
+def test_passwords_from_the_environment_are_not_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_MQTT__PASSWORD", "from-env")
+    settings = ensure_local_secrets(load_settings())
+    assert settings.mqtt.password is not None
+    assert settings.mqtt.password.get_secret_value() == "from-env"
+    assert "mqtt.password" not in read_local_secrets(settings.paths.secrets_file)
+
+
+def test_corrupt_secrets_file_says_what_to_delete() -> None:
+    settings = load_settings()
+    settings.paths.secrets_file.parent.mkdir(parents=True)
+    settings.paths.secrets_file.write_text("{not json")
+    with pytest.raises(ConfigError, match="delete it"):
+        load_settings()
+
+
+def test_secrets_are_masked_unless_revealed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_INFLUX__PASSWORD", "s3cret")
+    settings = load_settings()
+    assert settings.to_json_dict()["influx"]["password"] == "**********"
+    assert settings.to_json_dict(reveal=True)["influx"]["password"] == "s3cret"
