@@ -42,7 +42,8 @@ def demo_counts(
     if not result.counts:
         console.print("no new records since the last run; --fresh counts the whole topic again")
         return
-    table = Table(title="observations per thing since the first run", title_justify="left")
+    console.print("observations per thing since the query's first run:")
+    table = Table()
     table.add_column("thing")
     table.add_column("observations", justify="right")
     for thing, count in sorted(result.counts.items()):

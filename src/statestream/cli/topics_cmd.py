@@ -16,12 +16,16 @@ def create(ctx: typer.Context) -> None:
     """Create the topics that do not exist yet (existing ones are reported and left as they are)."""
     results = create_topics(settings_from(ctx))
     table = Table(title="statestream topics create", title_justify="left")
-    for column in ("topic", "state", "partitions", "config", "note"):
-        table.add_column(column, overflow="fold")
+    for column in ("topic", "state", "partitions", "config"):
+        table.add_column(column, no_wrap=True)
+    notes = any(result.note for result in results)
+    if notes:
+        table.add_column("note")
     for result in results:
-        config = " ".join(f"{k}={v}" for k, v in result.spec.config.items())
+        config = "\n".join(f"{k}={v}" for k, v in result.spec.config.items())
         state = f"[green]{result.state}[/]" if result.state == "created" else result.state
-        table.add_row(result.name, state, str(result.partitions), config, result.note)
+        row = [result.name, state, str(result.partitions), config]
+        table.add_row(*row, *([result.note] if notes else []))
     console.print(table)
 
 
