@@ -17,11 +17,24 @@ class CliResult:
     stderr: str
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout_s: float = 300) -> CliResult:
-    """Run `python -m statestream ARGS` in a child process, with extra environment variables."""
+def run_cli(
+    *args: str,
+    env: dict[str, str] | None = None,
+    inherit_settings: bool = True,
+    timeout_s: float = 300,
+) -> CliResult:
+    """Run `python -m statestream ARGS` in a child process, with extra environment variables.
+
+    `inherit_settings=False` drops the STATESTREAM_* variables of this process first.
+    """
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if inherit_settings or not key.startswith("STATESTREAM_")
+    }
     done = subprocess.run(
         [sys.executable, "-m", "statestream", *args],
-        env={**os.environ, **(env or {})},
+        env={**base, **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout_s,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -12,7 +13,11 @@ from statestream.errors import ConfigError
 
 
 @pytest.fixture(autouse=True)
-def _own_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _own_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No STATESTREAM_* variables of the developer's shell; a data folder of the test's own."""
+    for key in os.environ:
+        if key.startswith("STATESTREAM_"):
+            monkeypatch.delenv(key)
     monkeypatch.setenv("STATESTREAM_PATHS__DATA_DIR", str(tmp_path / "data"))
 
 

@@ -16,7 +16,9 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_config_show_prints_the_effective_settings(env: dict[str, str]) -> None:
-    result = run_cli("config", "show", env={**env, "STATESTREAM_MQTT__PORT": "2883"})
+    result = run_cli(
+        "config", "show", inherit_settings=False, env={**env, "STATESTREAM_MQTT__PORT": "2883"}
+    )
     assert result.exit_code == 0, result.stderr
     shown = json.loads(result.stdout)
     assert shown["mqtt"]["port"] == 2883
@@ -26,15 +28,20 @@ def test_config_show_prints_the_effective_settings(env: dict[str, str]) -> None:
 
 def test_secrets_are_masked_unless_reveal(env: dict[str, str]) -> None:
     env = {**env, "STATESTREAM_MQTT__PASSWORD": "hunter2"}
-    masked = run_cli("config", "show", env=env)
+    masked = run_cli("config", "show", inherit_settings=False, env=env)
     assert "hunter2" not in masked.stdout
     assert json.loads(masked.stdout)["mqtt"]["password"] == "**********"
-    revealed = run_cli("config", "show", "--reveal", env=env)
+    revealed = run_cli("config", "show", "--reveal", inherit_settings=False, env=env)
     assert json.loads(revealed.stdout)["mqtt"]["password"] == "hunter2"
 
 
 def test_invalid_setting_is_one_line_and_exit_code_2(env: dict[str, str]) -> None:
-    result = run_cli("config", "show", env={**env, "STATESTREAM_MQTT__PORT": "not-a-port"})
+    result = run_cli(
+        "config",
+        "show",
+        inherit_settings=False,
+        env={**env, "STATESTREAM_MQTT__PORT": "not-a-port"},
+    )
     assert result.exit_code == 2
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
@@ -46,7 +53,7 @@ def test_invalid_setting_is_one_line_and_exit_code_2(env: dict[str, str]) -> Non
 def test_config_file_option(tmp_path: Path, env: dict[str, str]) -> None:
     config = tmp_path / "site.toml"
     config.write_text('[influx]\nurl = "http://influx.plant.example:8086"\ndatabase = "plant"\n')
-    result = run_cli("--config", str(config), "config", "show", env=env)
+    result = run_cli("--config", str(config), "config", "show", inherit_settings=False, env=env)
     assert result.exit_code == 0, result.stderr
     shown = json.loads(result.stdout)
     assert shown["influx"]["url"] == "http://influx.plant.example:8086"
@@ -54,6 +61,13 @@ def test_config_file_option(tmp_path: Path, env: dict[str, str]) -> None:
 
 
 def test_missing_config_file_is_one_line(tmp_path: Path, env: dict[str, str]) -> None:
-    result = run_cli("--config", str(tmp_path / "missing.toml"), "config", "show", env=env)
+    result = run_cli(
+        "--config",
+        str(tmp_path / "missing.toml"),
+        "config",
+        "show",
+        inherit_settings=False,
+        env=env,
+    )
     assert result.exit_code == 2
     assert result.stderr.strip() == f"error: config file {tmp_path / 'missing.toml'} does not exist"
