@@ -1,0 +1,159 @@
+"""`statestream run join`: the complement join as a Spark Structured Streaming query.
+
+machine.data (Kafka) → parse → group by a bucket of things → `ComplementJoinProcessor`
+(transformWithStateInPandas, RocksDB state) → each micro-batch written to machine.out, the late
+and the dead-letter topics in one Kafka transaction (`TransactionalKafkaWriter`), exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.types import DoubleType, StringType, StructField, StructType
+
+from statestream.config import Settings
+from statestream.jobs.join_processor import (
+    OUTPUT_SCHEMA,
+    ComplementJoinProcessor,
+    OutputTopics,
+    SpecTemplate,
+)
+from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter
+
+QUERY_NAME = "join"
+METRICS_NAME = "join_metrics"
+log = logging.getLogger("statestream.join")
+
+RECORD_SCHEMA = StructType(
+    [
+        StructField("thing", StringType()),
+        StructField("quantity", StringType()),
+        StructField("phenomenonTime", DoubleType()),
+        StructField("result", DoubleType()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class JoinJobOptions:
+    """How one run of the join query reads and where it keeps its checkpoint."""
+
+    available_now: bool = False
+    max_offsets_per_trigger: int | None = None
+    starting_offsets: str = "earliest"
+    checkpoint: Path | None = None
+    query_name: str = QUERY_NAME
+    source_topic: str | None = None
+    templates: Sequence[SpecTemplate] = (SpecTemplate(),)
+    buckets: int = 8
+    trigger_interval: str = "1 second"
+
+
+def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> DataFrame:
+    """The source topic as rows (bucket, thing, quantity, t, v, partition, offset, raw)."""
+    reader = (
+        spark.readStream.format("kafka")
+        .options(**settings.kafka.spark_options())
+        .option("subscribe", options.source_topic or settings.topics.machine_data)
+        .option("startingOffsets", options.starting_offsets)
+        .option("kafka.isolation.level", "read_committed")
+    )
+    if options.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(options.max_offsets_per_trigger))
+    raw = F.col("value").cast("string")
+    record = F.from_json(raw, RECORD_SCHEMA)
+    parsed = reader.load().select(record.alias("r"), raw.alias("raw"), "partition", "offset")
+    complete = _all_present("r.thing", "r.quantity", "r.phenomenonTime", "r.result")
+    bucket = F.when(F.col("r.thing").isNotNull(), F.pmod(F.xxhash64("r.thing"), options.buckets))
+    return parsed.select(
+        bucket.otherwise(F.lit(-1)).cast("int").alias("bucket"),
+        F.col("r.thing").alias("thing"),
+        F.col("r.quantity").alias("quantity"),
+        F.col("r.phenomenonTime").alias("t"),
+        F.col("r.result").alias("v"),
+        "partition",
+        "offset",
+        F.when(complete, F.lit(None).cast("string")).otherwise(F.col("raw")).alias("raw"),
+    )
+
+
+def _all_present(*names: str) -> Column:
+    condition = F.lit(True)
+    for name in names:
+        condition = condition & F.col(name).isNotNull()
+    return condition
+
+
+def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> DataFrame:
+    """Output rows of the processor, with the batch metrics observed under `join_metrics`."""
+    topics = settings.topics
+    processor = ComplementJoinProcessor(
+        options.templates,
+        OutputTopics(
+            topics.machine_out,
+            topics.late,
+            topics.dead_letter,
+            options.source_topic or topics.machine_data,
+        ),
+    )
+    output = (
+        parsed_records(spark, settings, options)
+        .groupBy("bucket")
+        .transformWithStateInPandas(
+            statefulProcessor=processor,
+            outputStructType=OUTPUT_SCHEMA,
+            outputMode="Append",
+            timeMode="None",
+        )
+    )
+    kind = F.col("kind")
+    return output.observe(
+        METRICS_NAME,
+        F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
+        F.count(F.when(kind == "pair", 1)).alias("pairs_out"),
+        F.count(F.when(kind == "late", 1)).alias("late"),
+        F.coalesce(F.sum("duplicates"), F.lit(0)).alias("duplicates"),
+        F.count(F.when(kind == "malformed", 1)).alias("malformed"),
+        F.coalesce(F.sum("state_records"), F.lit(0)).alias("state_records"),
+        F.max("max_event_time").alias("max_event_time_ms"),
+    )
+
+
+def start_join_query(
+    spark: SparkSession, settings: Settings, options: JoinJobOptions
+) -> StreamingQuery:
+    """Start the join query; each micro-batch goes to Kafka in one transaction."""
+    checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
+    writer = TransactionalKafkaWriter(settings, options.query_name)
+
+    def write_batch(batch: DataFrame, batch_id: int) -> None:
+        table = batch.toArrow()  # one action: the stateful step runs once per batch
+        kinds = table.column("kind").to_pylist()
+        topics = table.column("topic").to_pylist()
+        keys = table.column("key").to_pylist()
+        values = table.column("value").to_pylist()
+        records = (
+            (topic, key.encode() if key is not None else None, value.encode())
+            for kind, topic, key, value in zip(kinds, topics, keys, values, strict=True)
+            if kind != "stats"
+        )
+        if not writer.write_batch(batch_id, records):
+            log.info("batch %d of %s was committed before; skipped", batch_id, options.query_name)
+
+    stream = (
+        joined(spark, settings, options)
+        .writeStream.queryName(options.query_name)
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(write_batch)
+    )
+    if options.available_now:
+        stream = stream.trigger(availableNow=True)
+    else:
+        stream = stream.trigger(processingTime=options.trigger_interval)
+    return stream.start()

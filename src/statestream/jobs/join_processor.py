@@ -1,0 +1,240 @@
+"""The stateful processor of the streaming join: Kafka rows → engine → output rows.
+
+Spark groups the input by a *bucket* of things (a hash of the thing modulo a setting), so one call
+joins many things at once; the engine state of each (thing, result quantity) is kept as bytes in a
+MapState. Rows arrive unordered: each series is put back in Kafka offset order here.
+
+Every output row names its Kafka topic; `kind` says what it is: a `pair`, a `late` or `malformed`
+record, or one `stats` row per call with the counts that the query reports as metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+
+from statestream.formats import RecordColumns, pair_json_lines, parse_line
+from statestream.join import (
+    DUPLICATE,
+    LATE,
+    MALFORMED,
+    ComplementJoin,
+    JoinRouter,
+    JoinSpec,
+    RoutedStep,
+    export_state,
+    restore_state,
+)
+
+OUTPUT_SCHEMA = (
+    "kind string, topic string, key string, value string, "
+    "records long, duplicates long, state_records long, max_event_time double"
+)
+INPUT_COLUMNS = ("thing", "quantity", "t", "v", "partition", "offset", "raw")
+
+
+@dataclass(frozen=True)
+class SpecTemplate:
+    """A join spec for every component: `{c}` in the names stands for the component (C11, …)."""
+
+    left: str = "actSpeed_{c}"
+    right: str = "vaTorque_{c}"
+    result: str = "vaPower_{c}"
+    function: str = "power"
+    tolerance: float | None = None
+    disorder: float = 0.0
+
+    def specs_for(self, quantities: Sequence[str]) -> list[JoinSpec]:
+        """The concrete specs of the components that `quantities` mention, in sorted order."""
+        pattern = re.compile(
+            "|".join(
+                "^" + re.escape(name).replace(r"\{c\}", f"(?P<c{i}>.+)") + "$"
+                for i, name in enumerate((self.left, self.right))
+            )
+        )
+        components = set()
+        for quantity in quantities:
+            match = pattern.match(quantity)
+            if match:
+                components.add(next(v for v in match.groupdict().values() if v is not None))
+        return [
+            JoinSpec(
+                self.left.format(c=c),
+                self.right.format(c=c),
+                self.result.format(c=c),
+                function=self.function,
+                tolerance=self.tolerance,
+                disorder=self.disorder,
+            )
+            for c in sorted(components)
+        ]
+
+
+@dataclass(frozen=True)
+class OutputTopics:
+    pairs: str
+    late: str
+    dead_letter: str
+    source: str
+
+
+class ComplementJoinProcessor(StatefulProcessor):
+    """transformWithStateInPandas processor: joins the things of one bucket, state in a MapState."""
+
+    def __init__(self, templates: Sequence[SpecTemplate], topics: OutputTopics) -> None:
+        self.templates = list(templates)
+        self.topics = topics
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.engines = handle.getMapState("engines", "thing string, result string", "state binary")
+
+    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
+        frame = pd.concat(list(rows), ignore_index=True)
+        frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+        out = _Output(self.topics)
+        valid = frame["thing"].notna() & frame["quantity"].notna() & frame["t"].notna()
+        valid &= frame["v"].notna()
+        out.malformed(frame[~valid])
+        frame = frame[valid]
+        specs = [s for t in self.templates for s in t.specs_for(frame["quantity"].unique())]
+        router = JoinRouter(specs, load_engine=lambda thing, i: self._load(thing, specs[i]))
+        steps = router.process(
+            frame["thing"].to_numpy(dtype=object),
+            frame["quantity"].to_numpy(dtype=object),
+            frame["t"].to_numpy(dtype=np.float64),
+            frame["v"].to_numpy(dtype=np.float64),
+            np.arange(len(frame), dtype=np.int64),
+        )
+        for routed in steps:
+            out.step(routed, frame)
+        for (thing, index), engine in router.engines.items():
+            self.engines.updateValue((thing, specs[index].result), (export_state(engine),))
+        out.stats(len(frame) + out.malformed_count, router.state_size)
+        yield out.frame()
+
+    def _load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
+        stored = self.engines.getValue((thing, spec.result))
+        return restore_state(spec, bytes(stored[0])) if stored is not None else None
+
+    def close(self) -> None:
+        pass
+
+
+class _Output:
+    """The rows one call produces, column by column."""
+
+    def __init__(self, topics: OutputTopics) -> None:
+        self.topics = topics
+        self.rows: dict[str, list] = {name: [] for name in _OUTPUT_COLUMNS}
+        self.duplicates = 0
+        self.malformed_count = 0
+        self.max_event_time = float("nan")
+
+    def _add(self, kind: str, topic: str, key: str | None, value: str) -> None:
+        for name, item in zip(_OUTPUT_COLUMNS[:4], (kind, topic, key, value), strict=True):
+            self.rows[name].append(item)
+        for name in _OUTPUT_COLUMNS[4:]:
+            self.rows[name].append(None)
+
+    def malformed(self, bad: pd.DataFrame) -> None:
+        self.malformed_count += len(bad)
+        for raw, partition, offset in zip(bad["raw"], bad["partition"], bad["offset"], strict=True):
+            self._dead_letter(_malformed_reason(raw), raw, int(partition), int(offset))
+
+    def _dead_letter(self, reason: str, raw: str | None, partition: int, offset: int) -> None:
+        value = {
+            "reason": reason,
+            "raw": raw,
+            "source_topic": self.topics.source,
+            "partition": partition,
+            "offset": offset,
+        }
+        self._add("malformed", self.topics.dead_letter, None, json.dumps(value))
+
+    def step(self, routed: RoutedStep, frame: pd.DataFrame) -> None:
+        spec, pairs = routed.spec, routed.step.pairs
+        if len(pairs):
+            columns = (pairs.left_t, pairs.left_v, pairs.right_t, pairs.right_v, pairs.result)
+            texts = pair_json_lines(
+                routed.thing, spec.result, spec.left, spec.right, tuple(c.tolist() for c in columns)
+            )
+            key = f"{routed.thing}.{spec.result}"
+            for text in texts:
+                self._add("pair", self.topics.pairs, key, text)
+            self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
+        for series, rows, verdicts in (
+            ("left", routed.left_rows, routed.step.left),
+            ("right", routed.right_rows, routed.step.right),
+        ):
+            if not len(rows):
+                continue
+            self.duplicates += int(np.count_nonzero(verdicts.codes == DUPLICATE))
+            for k in np.flatnonzero(verdicts.codes >= MALFORMED):
+                self._rejected(routed, series, frame.iloc[rows[k]], verdicts, k)
+
+    def _rejected(self, routed, series, row, verdicts, k) -> None:
+        if verdicts.codes[k] == MALFORMED:
+            reason = f"value of {row['quantity']} cannot be taken by {routed.spec.function_name}"
+            self.malformed_count += 1
+            self._dead_letter(reason, row["raw"], int(row["partition"]), int(row["offset"]))
+            return
+        if verdicts.codes[k] != LATE:
+            return
+        value = {
+            "reason": "late",
+            "thing": row["thing"],
+            "quantity": row["quantity"],
+            "phenomenonTime": float(row["t"]),
+            "result": float(row["v"]),
+            "series": series,
+            "join": routed.spec.result,
+            "watermark": float(verdicts.watermark[k]),
+            "partition": int(row["partition"]),
+            "offset": int(row["offset"]),
+        }
+        self._add("late", self.topics.late, f"{row['thing']}.{row['quantity']}", json.dumps(value))
+
+    def stats(self, records: int, state_records: int) -> None:
+        self._add("stats", "", None, "")
+        for name, value in (
+            ("records", records),
+            ("duplicates", self.duplicates),
+            ("state_records", state_records),
+            ("max_event_time", self.max_event_time),
+        ):
+            self.rows[name][-1] = value
+
+    def frame(self) -> pd.DataFrame:
+        frame = pd.DataFrame(self.rows, columns=list(_OUTPUT_COLUMNS))
+        for name in ("records", "duplicates", "state_records"):
+            frame[name] = frame[name].astype("Int64")
+        frame["max_event_time"] = frame["max_event_time"].astype("float64")
+        return frame
+
+
+_OUTPUT_COLUMNS = (
+    "kind",
+    "topic",
+    "key",
+    "value",
+    "records",
+    "duplicates",
+    "state_records",
+    "max_event_time",
+)
+
+
+def _malformed_reason(raw: str | None) -> str:
+    if raw is None:
+        return "empty message"
+    columns = RecordColumns()
+    parse_line(raw, 0, columns)
+    if columns.malformed:
+        return columns.malformed[0][1]
+    return "not a record {thing, quantity, phenomenonTime, result} with numeric time and result"

@@ -1,0 +1,198 @@
+"""The streaming join on real Kafka and real Spark equals the offline join (--no-flush)."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from statestream.config import Settings
+from statestream.formats import RecordColumns, parse_line
+from statestream.jobs.join_job import JoinJobOptions, start_join_query
+from statestream.jobs.join_processor import SpecTemplate
+from statestream.offline_join import join_lines
+
+pytestmark = pytest.mark.integration
+
+SAMPLE = Path(__file__).resolve().parents[2] / "src/statestream/data/machine_events.jsonl"
+
+
+def _narrow_lines(order: str, rows: int | None = None) -> list[bytes]:
+    """The sample as narrow records (one per quantity), in file or per-thing time order."""
+    lines = SAMPLE.read_bytes().splitlines()[:rows]
+    if order == "time":
+        lines.sort(key=lambda raw: (json.loads(raw)["Thing"], json.loads(raw)["Timestamp"]))
+    columns = RecordColumns()
+    for number, raw in enumerate(lines, 1):
+        parse_line(raw, number, columns)
+    return [
+        json.dumps({"thing": th, "quantity": q, "phenomenonTime": t, "result": v}).encode()
+        for th, q, t, v in zip(
+            columns.things, columns.quantities, columns.times, columns.values, strict=True
+        )
+    ]
+
+
+def _topic_settings(settings: Settings, name: str, partitions: int) -> Settings:
+    topics = settings.topics.model_copy(
+        update={
+            "machine_data": f"{name}.in",
+            "machine_out": f"{name}.out",
+            "late": f"{name}.late",
+            "dead_letter": f"{name}.dlq",
+        }
+    )
+    admin = AdminClient(settings.kafka.client_config())
+    names = [topics.machine_data, topics.machine_out, topics.late, topics.dead_letter]
+    for future in admin.create_topics([NewTopic(n, partitions, 1) for n in names]).values():
+        future.result()
+    return settings.model_copy(update={"topics": topics})
+
+
+def _produce(settings: Settings, lines: list[bytes]) -> None:
+    producer = Producer({**settings.kafka.client_config(), "enable.idempotence": True})
+    for raw in lines:
+        record = json.loads(raw)
+        producer.produce(
+            settings.topics.machine_data, key=f"{record['thing']}.{record['quantity']}", value=raw
+        )
+    producer.flush(30)
+
+
+def _read_committed(settings: Settings, topic: str) -> list[dict]:
+    consumer = Consumer(
+        {
+            **settings.kafka.client_config(),
+            "group.id": f"check-{topic}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
+    partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+    consumer.subscribe([topic])
+    values, eof, deadline = [], set(), time.monotonic() + 60
+    while len(eof) < partitions and time.monotonic() < deadline:
+        message = consumer.poll(1.0)
+        if message is None:
+            continue
+        if message.error():
+            if message.error().code() == KafkaError._PARTITION_EOF:
+                eof.add(message.partition())
+            continue
+        values.append(json.loads(message.value()))
+    consumer.close()
+    return values
+
+
+def _pair_key(pair: dict) -> tuple:
+    left, right = pair["left"], pair["right"]
+    return (
+        pair["thing"],
+        pair["quantity"],
+        left["phenomenonTime"],
+        left["result"],
+        right["phenomenonTime"],
+        right["result"],
+    )
+
+
+def _offline(lines: list[bytes], template: SpecTemplate) -> tuple[list[dict], int]:
+    quantities = {json.loads(raw)["quantity"] for raw in lines}
+    out, late = io.StringIO(), io.StringIO()
+    summary = join_lines(
+        (raw + b"\n" for raw in lines),
+        template.specs_for(sorted(quantities)),
+        out,
+        lambda: late,
+        flush=False,
+    )
+    return [json.loads(text) for text in out.getvalue().splitlines()], summary.late
+
+
+CASES = [
+    # (order, rows of the sample, disorder, maxOffsetsPerTrigger, partitions)
+    ("time", None, 0.0, 1000, 5),
+    ("file", None, 120.0, 1000, 3),
+    ("file", 40, 120.0, 7, 5),
+    ("time", 6, 0.0, 1, 3),
+]
+
+
+@pytest.mark.parametrize(("order", "rows", "disorder", "max_offsets", "partitions"), CASES)
+def test_streaming_join_equals_offline_join(
+    spark,
+    local_services: Settings,
+    unique_name: str,
+    order,
+    rows,
+    disorder,
+    max_offsets,
+    partitions,
+) -> None:
+    settings = _topic_settings(local_services, unique_name, partitions)
+    lines = _narrow_lines(order, rows)
+    _produce(settings, lines)
+    template = SpecTemplate(disorder=disorder)
+    query = start_join_query(
+        spark,
+        settings,
+        JoinJobOptions(
+            available_now=True,
+            max_offsets_per_trigger=max_offsets,
+            query_name=unique_name,
+            templates=(template,),
+        ),
+    )
+    query.awaitTermination()
+    assert query.exception() is None
+    expected_pairs, expected_late = _offline(lines, template)
+    got = _read_committed(settings, settings.topics.machine_out)
+    assert len(got) == len({_pair_key(p) for p in got}), "a pair arrived twice"
+    assert {_pair_key(p) for p in got} == {_pair_key(p) for p in expected_pairs}
+    late = _read_committed(settings, settings.topics.late)
+    assert len(late) == expected_late
+    assert all(record["reason"] == "late" and "watermark" in record for record in late)
+    metrics = [
+        p["observedMetrics"]["join_metrics"]
+        for p in query.recentProgress
+        if p.get("observedMetrics")
+    ]
+    assert sum(m["records_in"] for m in metrics) == len(lines)
+    assert sum(m["pairs_out"] for m in metrics) == len(got)
+
+
+def test_malformed_records_go_to_the_dead_letter_topic(
+    spark, local_services: Settings, unique_name: str
+) -> None:
+    settings = _topic_settings(local_services, unique_name, 2)
+    good = _narrow_lines("time", 10)
+    bad = [
+        b"{not json",
+        b'{"thing": "R0815", "quantity": "actSpeed_C11", "phenomenonTime": "soon", "result": 1}',
+        b'{"quantity": "vaTorque_C11", "phenomenonTime": 5, "result": 1.0}',
+        b'{"thing": "R0815", "quantity": "vaTorque_C11", "phenomenonTime": 5, "result": "x"}',
+    ]
+    producer = Producer(settings.kafka.client_config())
+    for raw in bad:
+        producer.produce(settings.topics.machine_data, value=raw)
+    producer.flush(30)
+    _produce(settings, good)
+    query = start_join_query(
+        spark, settings, JoinJobOptions(available_now=True, query_name=unique_name)
+    )
+    query.awaitTermination()
+    assert query.exception() is None
+    dead = _read_committed(settings, settings.topics.dead_letter)
+    assert sorted(d["raw"].encode() for d in dead) == sorted(bad)
+    reasons = {d["raw"]: d["reason"] for d in dead}
+    assert "bad JSON" in reasons["{not json"]
+    assert all(d["source_topic"] == settings.topics.machine_data for d in dead)
+    assert {_pair_key(p) for p in _read_committed(settings, settings.topics.machine_out)} == {
+        _pair_key(p) for p in _offline(good, SpecTemplate())[0]
+    }
