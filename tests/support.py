@@ -25,7 +25,8 @@ def run_cli(
 ) -> CliResult:
     """Run `python -m statestream ARGS` in a child process, with extra environment variables.
 
-    `inherit_settings=False` drops the STATESTREAM_* variables of this process first.
+    `inherit_settings=False` drops the STATESTREAM_* variables of this process first. Tables
+    are printed 200 columns wide, so no cell is wrapped.
     """
     base = {
         key: value
@@ -34,7 +35,7 @@ def run_cli(
     }
     done = subprocess.run(
         [sys.executable, "-m", "statestream", *args],
-        env={**base, **(env or {})},
+        env={**base, "COLUMNS": "200", **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout_s,

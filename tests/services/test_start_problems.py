@@ -53,6 +53,16 @@ def foreign_listener() -> Iterator[tuple[int, int]]:
     process.wait()
 
 
+def test_services_on_other_machines_are_not_started(tmp_path: Path) -> None:
+    result = run_cli("services", "up", env=_env(tmp_path, "kafka", "mqtt", "influx"))
+    assert result.exit_code == 0, result.stderr
+    for address in ("kafka.invalid:9092", "mqtt.invalid:1883", "http://influx.invalid:8086"):
+        assert address in result.stdout
+    assert result.stdout.count("external") == 3
+    assert "not on this" in result.stdout
+    assert not (tmp_path / "data" / "run").exists()
+
+
 def test_port_taken_by_a_foreign_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, foreign_listener: tuple[int, int]
 ) -> None:

@@ -2,8 +2,8 @@
 
     >>> spark = spark_session(load_settings(), app_name="demo-counts")
 
-Under `spark-submit`, what spark-submit set (master, memory, jars, …) is kept; only the options it
-left unset are added.
+Under `spark-submit`, what spark-submit set (master, memory, …) is kept and only the options it
+left unset are added; the Kafka connector must then be on its command line (`--jars`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 
 from statestream.config import Settings
 from statestream.environment import find_java, jar_dir
+from statestream.errors import EnvironmentProblem
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+[^/]*)\.jar$")
@@ -38,7 +39,7 @@ def spark_session(
     if under_submit:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        options = _unset_by_spark_submit(options)
+        options = _left_to_us_by_spark_submit(options)
     else:
         os.environ["PYSPARK_PYTHON"] = sys.executable
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
@@ -99,8 +100,22 @@ def _spark_jars_dir() -> Path:
     return Path(pyspark.__file__).parent / "jars"
 
 
-def _unset_by_spark_submit(options: dict[str, str]) -> dict[str, str]:
-    """The options spark-submit has not set (it passes its own as JVM system properties)."""
+def _left_to_us_by_spark_submit(options: dict[str, str]) -> dict[str, str]:
+    """The options spark-submit has not set (it passes its own as JVM system properties).
+
+    The driver JVM is already running, so jars can no longer be added: without the Kafka
+    connector on spark-submit's command line, say how to put it there.
+    """
     SparkContext._ensure_initialized()  # connects to the JVM spark-submit started
     submitted = SparkConf()
-    return {key: value for key, value in options.items() if not submitted.contains(key)}
+    deployed = submitted.get("spark.jars", "") + submitted.get("spark.jars.packages", "")
+    if "spark-sql-kafka" not in deployed:
+        raise EnvironmentProblem(
+            "spark-submit was started without Spark's Kafka connector: add "
+            f"--jars {options['spark.jars']}"
+        )
+    return {
+        key: value
+        for key, value in options.items()
+        if key != "spark.jars" and not submitted.contains(key)
+    }
