@@ -8,12 +8,17 @@ from statestream.services.stack import (
     start_services,
     stop_services,
 )
+from statestream.services.topics import TopicResult, TopicSpec, create_topics, topic_specs
 
 __all__ = [
     "LocalService",
     "ServiceStatus",
+    "TopicResult",
+    "TopicSpec",
+    "create_topics",
     "local_services",
     "service_statuses",
     "start_services",
     "stop_services",
+    "topic_specs",
 ]
