@@ -187,11 +187,34 @@ class TopicsSettings(_Section):
     late: str = "machine.late"
     stats: str = "analytics.machine.stats"
     alerts: str = "analytics.machine.alerts"
+    commits: str = Field(
+        "statestream.commits", description="last committed batch of each exactly-once query"
+    )
     machine_data_partitions: int = Field(5, ge=1)
     machine_out_partitions: int = Field(3, ge=1)
     other_partitions: int = Field(1, ge=1)
     cleanup_policy: str = "compact"
     retention_ms: int = Field(2 * 24 * 3600 * 1000, ge=-1)
+
+
+class JoinSpecSettings(_Section):
+    """One join spec for every component C: `{c}` in a quantity name stands for C."""
+
+    left: str = "actSpeed_{c}"
+    right: str = "vaTorque_{c}"
+    result: str = "vaPower_{c}"
+    function: Literal["power", "product", "difference", "ratio"] = "power"
+    tolerance: float | None = Field(None, ge=0, description="seconds; pairs farther apart drop")
+    disorder: float = Field(0.0, ge=0, description="allowed disorder D of a series, seconds")
+
+
+class JoinSettings(_Section):
+    """The streaming join: its specs, and how Spark runs it."""
+
+    specs: list[JoinSpecSettings] = Field(default_factory=lambda: [JoinSpecSettings()])
+    buckets: int = Field(8, ge=1, description="things are grouped into this many buckets")
+    trigger_interval_s: float = Field(1.0, gt=0)
+    max_offsets_per_trigger: int | None = Field(None, ge=1)
 
 
 class PathsSettings(_Section):
@@ -224,6 +247,7 @@ class Settings(BaseSettings):
     influx: InfluxSettings = Field(default_factory=InfluxSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
     topics: TopicsSettings = Field(default_factory=TopicsSettings)
+    join: JoinSettings = Field(default_factory=JoinSettings)
     paths: PathsSettings = Field(default_factory=PathsSettings)
 
     @property

@@ -14,7 +14,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.config import Settings
 from statestream.formats import RecordColumns, parse_line
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
-from statestream.jobs.join_processor import SpecTemplate
+from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
 
 pytestmark = pytest.mark.integration

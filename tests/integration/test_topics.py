@@ -19,6 +19,7 @@ def test_create_topics_is_idempotent(local_services: Settings, unique_name: str)
         "late": f"{unique_name}.late",
         "stats": f"{unique_name}.stats",
         "alerts": f"{unique_name}.alerts",
+        "commits": f"{unique_name}.commits",
     }
     settings = load_settings(
         paths={"data_dir": local_services.paths.data_dir},
@@ -30,10 +31,11 @@ def test_create_topics_is_idempotent(local_services: Settings, unique_name: str)
         (names["machine_data"], "created", 5),
         (names["machine_out"], "created", 3),
         *((names[key], "created", 1) for key in ("dead_letter", "late", "stats", "alerts")),
+        (names["commits"], "created", 1),
     ]
     second = create_topics(settings)
     assert {r.state for r in second} == {"exists"}
-    assert [r.partitions for r in second] == [5, 3, 1, 1, 1, 1]
+    assert [r.partitions for r in second] == [5, 3, 1, 1, 1, 1, 1]
 
     admin = AdminClient(settings.kafka.client_config())
     resource = ConfigResource(ConfigResource.Type.TOPIC, names["machine_data"])

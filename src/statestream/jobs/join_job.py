@@ -18,12 +18,8 @@ from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
 from statestream.config import Settings
-from statestream.jobs.join_processor import (
-    OUTPUT_SCHEMA,
-    ComplementJoinProcessor,
-    OutputTopics,
-    SpecTemplate,
-)
+from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
+from statestream.join import SpecTemplate
 from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter
 
 QUERY_NAME = "join"
@@ -42,17 +38,23 @@ RECORD_SCHEMA = StructType(
 
 @dataclass(frozen=True)
 class JoinJobOptions:
-    """How one run of the join query reads and where it keeps its checkpoint."""
+    """How one run of the join query reads and where it keeps its checkpoint.
+
+    Unset fields come from the settings (section `join`): specs, buckets, trigger interval and
+    max offsets per trigger.
+    """
 
     available_now: bool = False
     max_offsets_per_trigger: int | None = None
     starting_offsets: str = "earliest"
     checkpoint: Path | None = None
     query_name: str = QUERY_NAME
-    source_topic: str | None = None
-    templates: Sequence[SpecTemplate] = (SpecTemplate(),)
-    buckets: int = 8
-    trigger_interval: str = "1 second"
+    templates: Sequence[SpecTemplate] | None = None
+
+
+def spec_templates(settings: Settings) -> list[SpecTemplate]:
+    """The join specs of the settings."""
+    return [SpecTemplate(**spec.model_dump()) for spec in settings.join.specs]
 
 
 def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> DataFrame:
@@ -60,17 +62,20 @@ def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOpti
     reader = (
         spark.readStream.format("kafka")
         .options(**settings.kafka.spark_options())
-        .option("subscribe", options.source_topic or settings.topics.machine_data)
+        .option("subscribe", settings.topics.machine_data)
         .option("startingOffsets", options.starting_offsets)
         .option("kafka.isolation.level", "read_committed")
     )
-    if options.max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", str(options.max_offsets_per_trigger))
+    max_offsets = options.max_offsets_per_trigger or settings.join.max_offsets_per_trigger
+    if max_offsets:
+        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
     raw = F.col("value").cast("string")
     record = F.from_json(raw, RECORD_SCHEMA)
     parsed = reader.load().select(record.alias("r"), raw.alias("raw"), "partition", "offset")
     complete = _all_present("r.thing", "r.quantity", "r.phenomenonTime", "r.result")
-    bucket = F.when(F.col("r.thing").isNotNull(), F.pmod(F.xxhash64("r.thing"), options.buckets))
+    bucket = F.when(
+        F.col("r.thing").isNotNull(), F.pmod(F.xxhash64("r.thing"), settings.join.buckets)
+    )
     return parsed.select(
         bucket.otherwise(F.lit(-1)).cast("int").alias("bucket"),
         F.col("r.thing").alias("thing"),
@@ -94,13 +99,8 @@ def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> 
     """Output rows of the processor, with the batch metrics observed under `join_metrics`."""
     topics = settings.topics
     processor = ComplementJoinProcessor(
-        options.templates,
-        OutputTopics(
-            topics.machine_out,
-            topics.late,
-            topics.dead_letter,
-            options.source_topic or topics.machine_data,
-        ),
+        options.templates or spec_templates(settings),
+        OutputTopics(topics.machine_out, topics.late, topics.dead_letter, topics.machine_data),
     )
     output = (
         parsed_records(spark, settings, options)
@@ -155,5 +155,39 @@ def start_join_query(
     if options.available_now:
         stream = stream.trigger(availableNow=True)
     else:
-        stream = stream.trigger(processingTime=options.trigger_interval)
+        stream = stream.trigger(processingTime=f"{settings.join.trigger_interval_s} seconds")
     return stream.start()
+
+
+def batch_metrics(progress: dict) -> dict[str, float | int | None]:
+    """The figures of one batch of the join query, from its progress report.
+
+    Records in, pairs out, late, duplicates, malformed, state rows and bytes, batch duration and
+    event-time lag (batch time minus the latest pair's event time).
+    """
+    observed = (progress.get("observedMetrics") or {}).get(METRICS_NAME) or {}
+    state = (progress.get("stateOperators") or [{}])[0]
+    batch_ms = _epoch_ms(progress.get("timestamp"))
+    latest_event = observed.get("max_event_time_ms")
+    lag = (batch_ms - latest_event) / 1000.0 if batch_ms and latest_event else None
+    return {
+        "batch": progress.get("batchId"),
+        "records_in": observed.get("records_in", progress.get("numInputRows", 0)),
+        "pairs_out": observed.get("pairs_out", 0),
+        "late": observed.get("late", 0),
+        "duplicates": observed.get("duplicates", 0),
+        "malformed": observed.get("malformed", 0),
+        "state_records": observed.get("state_records", 0),
+        "state_rows": state.get("numRowsTotal"),
+        "state_bytes": state.get("memoryUsedBytes"),
+        "duration_s": (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000.0,
+        "event_time_lag_s": lag,
+    }
+
+
+def _epoch_ms(timestamp: str | None) -> float | None:
+    if not timestamp:
+        return None
+    from datetime import datetime
+
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000.0

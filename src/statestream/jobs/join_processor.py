@@ -11,7 +11,6 @@ record, or one `stats` row per call with the counts that the query reports as me
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ from statestream.join import (
     JoinRouter,
     JoinSpec,
     RoutedStep,
+    SpecTemplate,
     export_state,
     restore_state,
 )
@@ -37,43 +37,6 @@ OUTPUT_SCHEMA = (
     "records long, duplicates long, state_records long, max_event_time double"
 )
 INPUT_COLUMNS = ("thing", "quantity", "t", "v", "partition", "offset", "raw")
-
-
-@dataclass(frozen=True)
-class SpecTemplate:
-    """A join spec for every component: `{c}` in the names stands for the component (C11, …)."""
-
-    left: str = "actSpeed_{c}"
-    right: str = "vaTorque_{c}"
-    result: str = "vaPower_{c}"
-    function: str = "power"
-    tolerance: float | None = None
-    disorder: float = 0.0
-
-    def specs_for(self, quantities: Sequence[str]) -> list[JoinSpec]:
-        """The concrete specs of the components that `quantities` mention, in sorted order."""
-        pattern = re.compile(
-            "|".join(
-                "^" + re.escape(name).replace(r"\{c\}", f"(?P<c{i}>.+)") + "$"
-                for i, name in enumerate((self.left, self.right))
-            )
-        )
-        components = set()
-        for quantity in quantities:
-            match = pattern.match(quantity)
-            if match:
-                components.add(next(v for v in match.groupdict().values() if v is not None))
-        return [
-            JoinSpec(
-                self.left.format(c=c),
-                self.right.format(c=c),
-                self.result.format(c=c),
-                function=self.function,
-                tolerance=self.tolerance,
-                disorder=self.disorder,
-            )
-            for c in sorted(components)
-        ]
 
 
 @dataclass(frozen=True)

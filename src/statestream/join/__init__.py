@@ -14,7 +14,7 @@ from statestream.join.engine import (
 )
 from statestream.join.router import JoinRouter, RoutedStep
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, REASONS, SeriesState
-from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec
+from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec, SpecTemplate
 
 __all__ = [
     "ACCEPTED",
@@ -33,6 +33,7 @@ __all__ = [
     "SeriesBatch",
     "SeriesState",
     "SeriesVerdicts",
+    "SpecTemplate",
     "StateFormatError",
     "export_state",
     "restore_state",

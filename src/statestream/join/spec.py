@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -119,3 +120,41 @@ def _resolve(function: str | ResultFunction) -> ResultFunctionDef:
     except KeyError:
         names = ", ".join(BUILTIN_FUNCTIONS)
         raise ConfigError(f"unknown result function {function!r}; choose one of {names}") from None
+
+
+@dataclass(frozen=True)
+class SpecTemplate:
+    """A join spec for every component: `{c}` in the names stands for the component (C11, …)."""
+
+    left: str = "actSpeed_{c}"
+    right: str = "vaTorque_{c}"
+    result: str = "vaPower_{c}"
+    function: str = "power"
+    tolerance: float | None = None
+    disorder: float = 0.0
+
+    def specs_for(self, quantities: Sequence[str]) -> list[JoinSpec]:
+        """The concrete specs of the components that `quantities` mention, in sorted order."""
+        pattern = re.compile(
+            "|".join(
+                "^" + re.escape(name).replace(r"\{c\}", f"(?P<c{i}>.+)") + "$"
+                for i, name in enumerate((self.left, self.right))
+            )
+        )
+        components = set()
+        for quantity in quantities:
+            match = pattern.match(quantity)
+            if match:
+                found = [v for v in match.groupdict().values() if v is not None]
+                components.add(found[0] if found else "")  # "" for a template without {c}
+        return [
+            JoinSpec(
+                self.left.format(c=c),
+                self.right.format(c=c),
+                self.result.format(c=c),
+                function=self.function,
+                tolerance=self.tolerance,
+                disorder=self.disorder,
+            )
+            for c in sorted(components)
+        ]

@@ -1,7 +1,7 @@
 """The Kafka topics statestream uses, created with the partitions and configuration of the settings.
 
 >>> [t.state for t in create_topics(load_settings())]   # a second call reports "exists"
-['created', 'created', 'created', 'created', 'created', 'created']
+['created', 'created', 'created', 'created', 'created', 'created', 'created']
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class TopicResult:
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
-    """The topics of the settings: the two compacted machine topics and the four others."""
+    """The topics of the settings: the two compacted machine topics, four others, the commits."""
     topics = settings.topics
     retention = {"retention.ms": str(topics.retention_ms)}
     compacted = {"cleanup.policy": topics.cleanup_policy, **retention}
@@ -54,6 +54,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(topics.machine_data, topics.machine_data_partitions, compacted),
         TopicSpec(topics.machine_out, topics.machine_out_partitions, compacted),
         *(TopicSpec(name, topics.other_partitions, retention) for name in others),
+        TopicSpec(topics.commits, 1, {"cleanup.policy": "compact"}),
     ]
 
 

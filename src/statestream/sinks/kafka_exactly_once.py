@@ -24,7 +24,6 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.config import Settings
 from statestream.errors import ServiceError
 
-COMMITS_TOPIC = "statestream.commits"
 OutputRecord = tuple[str, bytes | None, bytes]  # (topic, key, value)
 
 
@@ -35,12 +34,12 @@ class TransactionalKafkaWriter:
         self,
         settings: Settings,
         query_name: str,
-        commits_topic: str = COMMITS_TOPIC,
+        commits_topic: str | None = None,
         timeout_s: float = 60.0,
     ) -> None:
         self.settings = settings
         self.query_name = query_name
-        self.commits_topic = commits_topic
+        self.commits_topic = commits_topic or settings.topics.commits
         self.timeout_s = timeout_s
         self._producer: Producer | None = None
         self._last_committed: int | None = None
@@ -127,7 +126,7 @@ def _produce(producer: Producer, topic: str, key: bytes | None, value: bytes) ->
             producer.poll(0.05)  # the local queue is full: let deliveries drain
 
 
-def ensure_commits_topic(settings: Settings, topic: str = COMMITS_TOPIC) -> None:
+def ensure_commits_topic(settings: Settings, topic: str) -> None:
     """Create the compacted, single-partition commits topic if it does not exist."""
     admin = AdminClient(settings.kafka.client_config())
     if topic in admin.list_topics(timeout=30).topics:
