@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from statestream.errors import InputError
+from statestream.formats import WIDE_ROW_NON_QUANTITIES as NON_QUANTITY_FIELDS
 
 SAMPLE_FILE = Path(str(resources.files("statestream") / "data" / "machine_events.jsonl"))
 """The bundled sample: 5,000 rows of three CNC machines (Apache License 2.0)."""
-
-NON_QUANTITY_FIELDS = frozenset({"Thing", "Timestamp", "id"})
 
 
 @dataclass(frozen=True)
