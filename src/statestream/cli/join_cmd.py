@@ -68,8 +68,8 @@ def join_command(
 ) -> None:
     """Join two quantities of every thing in a JSON-lines file, exactly as the spec defines.
 
-    INPUT holds wide rows {"Thing", "Timestamp", <quantity>: <value>, …} (a row's quantities
-    arrive in key order) or narrow records {"thing", "quantity", "phenomenonTime", "result"};
+    INPUT holds wide rows `{"Thing", "Timestamp", <quantity>: <value>, …}` (a row's quantities
+    arrive in key order) or narrow records `{"thing", "quantity", "phenomenonTime", "result"}`;
     file order is arrival order. Each pair is written as one JSON object, in emission order.
     A summary goes to stderr; malformed lines are reported with their numbers and skipped.
     """

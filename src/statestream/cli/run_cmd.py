@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import enum
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from statestream.cli._common import console, settings_from
+from statestream.errors import StatestreamError
 
 run_app = typer.Typer(help="Run a Spark job.", no_args_is_help=True)
 
@@ -50,6 +53,81 @@ def demo_counts(
         table.add_row(thing, f"{count:,}")
     table.add_row("[bold]total[/]", f"[bold]{sum(result.counts.values()):,}[/]")
     console.print(table)
+
+
+class StartingOffsets(enum.StrEnum):
+    earliest = "earliest"
+    latest = "latest"
+
+
+@run_app.command("join")
+def join(
+    ctx: typer.Context,
+    available_now: Annotated[
+        bool,
+        typer.Option("--available-now", help="Process what is in the topic, then stop."),
+    ] = False,
+    max_offsets_per_trigger: Annotated[
+        int | None,
+        typer.Option("--max-offsets-per-trigger", min=1, help="Cap on records per micro-batch."),
+    ] = None,
+    starting: Annotated[
+        StartingOffsets,
+        typer.Option("--from", help="Where a new query starts reading machine.data."),
+    ] = StartingOffsets.earliest,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option("--checkpoint", help="Checkpoint folder (default: <checkpoint root>/join)."),
+    ] = None,
+) -> None:
+    """Join speed ⋈ torque → power (the specs of the settings) for every thing, exactly once.
+
+    Reads machine.data, joins each thing's series with the complement-join engine (state in
+    Spark's RocksDB state store, checkpointed) and writes the pairs to machine.out, late records
+    to the late topic and malformed ones to the dead-letter topic, each batch in one Kafka
+    transaction. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
+    """
+    from pyspark.errors import StreamingQueryException
+
+    from statestream.jobs.join_job import JoinJobOptions, batch_metrics, start_join_query
+    from statestream.jobs.session import spark_session
+
+    settings = settings_from(ctx)
+    options = JoinJobOptions(
+        available_now=available_now,
+        max_offsets_per_trigger=max_offsets_per_trigger,
+        starting_offsets=starting.value,
+        checkpoint=checkpoint,
+    )
+    spark = spark_session(settings, app_name="statestream-join")
+    query = start_join_query(spark, settings, options)
+    console.print(f"query [bold]{query.name}[/] started; Ctrl-C stops it")
+    seen = -1
+    try:
+        finished = False
+        while not finished:
+            finished = query.awaitTermination(1.0)
+            for progress in query.recentProgress:
+                if progress["batchId"] > seen:
+                    seen = progress["batchId"]
+                    console.print(_metrics_line(batch_metrics(progress)), highlight=False)
+    except KeyboardInterrupt:
+        console.print("stopping …")
+        query.stop()
+    except StreamingQueryException as exc:
+        raise StatestreamError(f"query {query.name} failed: {exc.desc.splitlines()[0]}") from None
+    finally:
+        spark.stop()
+    console.print(f"query {query.name} stopped")
+
+
+def _metrics_line(m: dict) -> str:
+    lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
+    return (
+        f"batch {m['batch']}: {m['records_in']:,} in, {m['pairs_out']:,} pairs, "
+        f"late {m['late']:,}, duplicates {m['duplicates']:,}, malformed {m['malformed']:,}, "
+        f"state {m['state_records']:,} records, {m['duration_s']:.2f} s, event-time lag {lag}"
+    )
 
 
 def register(app: typer.Typer) -> None:
