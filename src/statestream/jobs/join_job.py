@@ -166,6 +166,8 @@ def batch_metrics(progress: dict) -> dict[str, float | int | None]:
     event-time lag (batch time minus the latest pair's event time).
     """
     observed = (progress.get("observedMetrics") or {}).get(METRICS_NAME) or {}
+    if hasattr(observed, "asDict"):  # observed metrics arrive as a Row
+        observed = observed.asDict()
     state = (progress.get("stateOperators") or [{}])[0]
     batch_ms = _epoch_ms(progress.get("timestamp"))
     latest_event = observed.get("max_event_time_ms")
