@@ -7,7 +7,7 @@ STATESTREAM := .venv/bin/statestream
 
 help:
 	@echo "make setup            install .venv, the JVM jars and mosquitto/influxdb (idempotent)"
-	@echo "make demo             start the services, create the topics, produce the sample, count it"
+	@echo "make demo             start the services, produce the sample, count it, run the join"
 	@echo "make test             start the services and run the whole test suite"
 	@echo "make lint             ruff check + ruff format --check"
 	@echo "make services-up | services-status | services-down"
@@ -21,6 +21,7 @@ demo: setup
 	$(STATESTREAM) topics create
 	$(STATESTREAM) ingest sample
 	$(STATESTREAM) run demo-counts
+	$(STATESTREAM) run join --available-now
 	@echo "demo done: the services keep running (make services-down stops them)"
 
 test: setup
