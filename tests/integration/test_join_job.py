@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
@@ -16,6 +15,7 @@ from statestream.formats import RecordColumns, parse_line
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
+from tests.support import read_committed
 
 pytestmark = pytest.mark.integration
 
@@ -64,30 +64,8 @@ def _produce(settings: Settings, lines: list[bytes]) -> None:
     producer.flush(30)
 
 
-def _read_committed(settings: Settings, topic: str) -> list[dict]:
-    consumer = Consumer(
-        {
-            **settings.kafka.client_config(),
-            "group.id": f"check-{topic}",
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": True,
-        }
-    )
-    partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
-    consumer.subscribe([topic])
-    values, eof, deadline = [], set(), time.monotonic() + 60
-    while len(eof) < partitions and time.monotonic() < deadline:
-        message = consumer.poll(1.0)
-        if message is None:
-            continue
-        if message.error():
-            if message.error().code() == KafkaError._PARTITION_EOF:
-                eof.add(message.partition())
-            continue
-        values.append(json.loads(message.value()))
-    consumer.close()
-    return values
+def _read_json(settings: Settings, topic: str) -> list[dict]:
+    return [json.loads(value) for value in read_committed(settings, topic)]
 
 
 def _pair_key(pair: dict) -> tuple:
@@ -152,10 +130,10 @@ def test_streaming_join_equals_offline_join(
     query.awaitTermination()
     assert query.exception() is None
     expected_pairs, expected_late = _offline(lines, template)
-    got = _read_committed(settings, settings.topics.machine_out)
+    got = _read_json(settings, settings.topics.machine_out)
     assert len(got) == len({_pair_key(p) for p in got}), "a pair arrived twice"
     assert {_pair_key(p) for p in got} == {_pair_key(p) for p in expected_pairs}
-    late = _read_committed(settings, settings.topics.late)
+    late = _read_json(settings, settings.topics.late)
     assert len(late) == expected_late
     assert all(record["reason"] == "late" and "watermark" in record for record in late)
     metrics = [
@@ -188,11 +166,11 @@ def test_malformed_records_go_to_the_dead_letter_topic(
     )
     query.awaitTermination()
     assert query.exception() is None
-    dead = _read_committed(settings, settings.topics.dead_letter)
+    dead = _read_json(settings, settings.topics.dead_letter)
     assert sorted(d["raw"].encode() for d in dead) == sorted(bad)
     reasons = {d["raw"]: d["reason"] for d in dead}
     assert "bad JSON" in reasons["{not json"]
     assert all(d["source_topic"] == settings.topics.machine_data for d in dead)
-    assert {_pair_key(p) for p in _read_committed(settings, settings.topics.machine_out)} == {
+    assert {_pair_key(p) for p in _read_json(settings, settings.topics.machine_out)} == {
         _pair_key(p) for p in _offline(good, SpecTemplate())[0]
     }

@@ -8,11 +8,11 @@ import sys
 import textwrap
 
 import pytest
-from confluent_kafka import Consumer, KafkaError
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
 from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter
+from tests.support import read_committed
 
 pytestmark = pytest.mark.integration
 
@@ -21,32 +21,6 @@ def _topic(settings: Settings, name: str) -> str:
     admin = AdminClient(settings.kafka.client_config())
     admin.create_topics([NewTopic(name, num_partitions=2, replication_factor=1)])[name].result()
     return name
-
-
-def _read_committed(settings: Settings, topic: str) -> list[bytes]:
-    consumer = Consumer(
-        {
-            **settings.kafka.client_config(),
-            "group.id": f"reader-{topic}",
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": True,
-        }
-    )
-    consumer.subscribe([topic])
-    values, eof = [], set()
-    try:
-        while len(eof) < 2:
-            message = consumer.poll(15.0)
-            assert message is not None, "timed out reading the output topic"
-            if message.error():
-                assert message.error().code() == KafkaError._PARTITION_EOF
-                eof.add(message.partition())
-                continue
-            values.append(message.value())
-    finally:
-        consumer.close()
-    return values
 
 
 def _batch(batch_id: int, topic: str, n: int = 50) -> list[tuple[str, bytes, bytes]]:
@@ -66,7 +40,7 @@ def test_replayed_batches_are_skipped(local_services: Settings, unique_name: str
     assert not restarted.write_batch(1, _batch(1, topic))
     assert restarted.write_batch(2, _batch(2, topic))
     restarted.close()
-    got = sorted(_read_committed(local_services, topic))
+    got = sorted(read_committed(local_services, topic))
     assert got == sorted(v for b in range(3) for _, _, v in _batch(b, topic))
 
 
@@ -112,5 +86,5 @@ def test_a_crash_inside_a_transaction_loses_and_repeats_nothing(
     assert restarted.last_committed_batch() == 2
     assert restarted.write_batch(3, _batch(3, topic))
     restarted.close()
-    got = sorted(_read_committed(local_services, topic))
+    got = sorted(read_committed(local_services, topic))
     assert got == sorted(v for b in (2, 3) for _, _, v in _batch(b, topic))

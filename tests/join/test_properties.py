@@ -24,14 +24,19 @@ def two_series(draw: st.DrawFn) -> tuple[list[Record], JoinSpec, random.Random]:
     tolerance = draw(st.sampled_from([None, None, 1.0, 4.0]))
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))
     spec = JoinSpec("L", "R", "out", function="product", disorder=disorder, tolerance=tolerance)
-    return _interleave(left, right, rng), spec, rng
+    as_records = [
+        [(side, *_ms(item)) for item in series]
+        for side, series in (("left", left), ("right", right))
+    ]
+    return _interleave(*as_records, rng), spec, rng
 
 
 def _interleave(left, right, rng: random.Random) -> list[Record]:
+    """The two series merged in a random order; each keeps its own order."""
     sides = ["left"] * len(left) + ["right"] * len(right)
     rng.shuffle(sides)
     queues = {"left": iter(left), "right": iter(right)}
-    return [(side, *_ms(next(queues[side]))) for side in sides]
+    return [next(queues[side]) for side in sides]
 
 
 def _ms(item: tuple[int, float]) -> tuple[float, float]:
@@ -41,11 +46,7 @@ def _ms(item: tuple[int, float]) -> tuple[float, float]:
 def _reinterleave(records: list[Record], rng: random.Random) -> list[Record]:
     """Another interleaving of the same two series; indices are remapped by `_canon`."""
     left = [r for r in records if r[0] == "left"]
-    right = [r for r in records if r[0] == "right"]
-    sides = ["left"] * len(left) + ["right"] * len(right)
-    rng.shuffle(sides)
-    queues = {"left": iter(left), "right": iter(right)}
-    return [next(queues[side]) for side in sides]
+    return _interleave(left, [r for r in records if r[0] == "right"], rng)
 
 
 def _canon(records: list[Record], pairs) -> set[tuple[int, int]]:

@@ -14,20 +14,11 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
 from statestream.config import Settings
+from statestream.jobs.records import MACHINE_RECORD_SCHEMA
 
 QUERY_NAME = "demo_counts"
-
-OBSERVATION_SCHEMA = StructType(
-    [
-        StructField("thing", StringType()),
-        StructField("quantity", StringType()),
-        StructField("phenomenonTime", LongType()),
-        StructField("result", DoubleType()),
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -62,7 +53,7 @@ def run_demo_counts(
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .load()
-        .select(F.from_json(F.col("value").cast("string"), OBSERVATION_SCHEMA).alias("o"))
+        .select(F.from_json(F.col("value").cast("string"), MACHINE_RECORD_SCHEMA).alias("o"))
         .select("o.*")
     )
     counts = observations.groupBy("thing").count()

@@ -15,25 +15,16 @@ from pathlib import Path
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
-from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
+from statestream.jobs.records import MACHINE_RECORD_SCHEMA
 from statestream.join import SpecTemplate
 from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter
 
 QUERY_NAME = "join"
 METRICS_NAME = "join_metrics"
 log = logging.getLogger("statestream.join")
-
-RECORD_SCHEMA = StructType(
-    [
-        StructField("thing", StringType()),
-        StructField("quantity", StringType()),
-        StructField("phenomenonTime", DoubleType()),
-        StructField("result", DoubleType()),
-    ]
-)
 
 
 @dataclass(frozen=True)
@@ -70,7 +61,7 @@ def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOpti
     if max_offsets:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
     raw = F.col("value").cast("string")
-    record = F.from_json(raw, RECORD_SCHEMA)
+    record = F.from_json(raw, MACHINE_RECORD_SCHEMA)
     parsed = reader.load().select(record.alias("r"), raw.alias("raw"), "partition", "offset")
     complete = _all_present("r.thing", "r.quantity", "r.phenomenonTime", "r.result")
     bucket = F.when(
