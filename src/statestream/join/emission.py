@@ -73,29 +73,17 @@ def newly_certain_pairs(
         return np.empty(0, np.int64), np.empty(0, np.int64)
     nl, nr = len(sl.t), len(sr.t)
     # generator 0: r = next_R(l); 1: r = prev_R(l); 2: l = next_L(r); 3: l = prev_L(r)
-    li = np.concatenate(
-        (
-            np.arange(nl),
-            np.arange(nl),
-            np.searchsorted(sl.t, sr.t, side="left"),
-            np.searchsorted(sl.t, sr.t, side="right") - 1,
-        )
-    )
-    ri = np.concatenate(
-        (
-            np.searchsorted(sr.t, sl.t, side="left"),
-            np.searchsorted(sr.t, sl.t, side="right") - 1,
-            np.arange(nr),
-            np.arange(nr),
-        )
-    )
+    next_r, prev_r = _next_and_prev(sr.t, sl.t)
+    next_l, prev_l = _next_and_prev(sl.t, sr.t)
+    li = np.concatenate((np.arange(nl), np.arange(nl), next_l, prev_l))
+    ri = np.concatenate((next_r, prev_r, np.arange(nr), np.arange(nr)))
     generator = np.repeat(np.arange(4, dtype=np.int8), (nl, nl, nr, nr))
     ok = (li >= 0) & (li < nl) & (ri >= 0) & (ri < nr)
     li, ri, generator = li[ok], ri[ok], generator[ok]
     rel = _relations(sl, sr, li, ri)
     # keep a pair only where its generator is the first relation that holds for it
-    holds = np.stack(rel)
-    keep = holds.any(axis=0) & (holds.argmax(axis=0) == generator)
+    first = np.where(rel[0], 0, np.where(rel[1], 1, np.where(rel[2], 2, np.where(rel[3], 3, 4))))
+    keep = first == generator
     li, ri = li[keep], ri[keep]
     rel = [r[keep] for r in rel]
     lt, rt = sl.t[li], sr.t[ri]
@@ -113,6 +101,17 @@ def newly_certain_pairs(
     # each generator's output is in pair-time order: a stable sort merges four runs
     order = np.argsort(lt[emit] + rt[emit], kind="stable")
     return li[order], ri[order]
+
+
+def _next_and_prev(times: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per query: index of the first time ≥ it and of the last time ≤ it (-1 if none)."""
+    first_at_or_after = np.searchsorted(times, queries, side="left")
+    inside = first_at_or_after < len(times)
+    equal = np.zeros(len(queries), dtype=bool)
+    equal[inside] = times[first_at_or_after[inside]] == queries[inside]
+    if equal.any():  # ties: the last equal time, not the first
+        return first_at_or_after, np.searchsorted(times, queries, side="right") - 1
+    return first_at_or_after, first_at_or_after - 1
 
 
 def _relations(sl: _Side, sr: _Side, li: np.ndarray, ri: np.ndarray) -> list[np.ndarray]:
