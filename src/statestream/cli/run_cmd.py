@@ -79,6 +79,9 @@ def join(
         Path | None,
         typer.Option("--checkpoint", help="Checkpoint folder (default: <checkpoint root>/join)."),
     ] = None,
+    pause_after_commit: Annotated[
+        float, typer.Option("--pause-after-commit", hidden=True, help="Crash tests only.")
+    ] = 0.0,
 ) -> None:
     """Join speed ⋈ torque → power (the specs of the settings) for every thing, exactly once.
 
@@ -98,6 +101,7 @@ def join(
         max_offsets_per_trigger=max_offsets_per_trigger,
         starting_offsets=starting.value,
         checkpoint=checkpoint,
+        pause_after_commit_s=pause_after_commit,
     )
     spark = spark_session(settings, app_name="statestream-join")
     query = start_join_query(spark, settings, options)

@@ -8,6 +8,7 @@ and the dead-letter topics in one Kafka transaction (`TransactionalKafkaWriter`)
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
 from statestream.jobs.records import MACHINE_RECORD_SCHEMA
 from statestream.join import SpecTemplate
-from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter
+from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter, checkpoint_query_id
 
 QUERY_NAME = "join"
 METRICS_NAME = "join_metrics"
@@ -41,6 +42,7 @@ class JoinJobOptions:
     checkpoint: Path | None = None
     query_name: str = QUERY_NAME
     templates: Sequence[SpecTemplate] | None = None
+    pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
 
 
 def spec_templates(settings: Settings) -> list[SpecTemplate]:
@@ -121,9 +123,13 @@ def start_join_query(
 ) -> StreamingQuery:
     """Start the join query; each micro-batch goes to Kafka in one transaction."""
     checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
-    writer = TransactionalKafkaWriter(settings, options.query_name)
+    writers: list[TransactionalKafkaWriter] = []
 
     def write_batch(batch: DataFrame, batch_id: int) -> None:
+        if not writers:  # Spark has written the checkpoint's metadata by the first batch
+            lineage = f"{options.query_name}.{checkpoint_query_id(checkpoint)}"
+            writers.append(TransactionalKafkaWriter(settings, lineage))
+        writer = writers[0]
         table = batch.toArrow()  # one action: the stateful step runs once per batch
         kinds = table.column("kind").to_pylist()
         topics = table.column("topic").to_pylist()
@@ -135,7 +141,12 @@ def start_join_query(
             if kind != "stats"
         )
         if not writer.write_batch(batch_id, records):
-            log.info("batch %d of %s was committed before; skipped", batch_id, options.query_name)
+            log.warning(
+                "batch %d of %s was committed before; skipped", batch_id, options.query_name
+            )
+        elif options.pause_after_commit_s:
+            print(f"committed batch {batch_id} to Kafka", flush=True)
+            time.sleep(options.pause_after_commit_s)
 
     stream = (
         joined(spark, settings, options)

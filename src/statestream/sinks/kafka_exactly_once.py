@@ -10,13 +10,16 @@ skipped, so replays add nothing.
     writer.write_batch(batch_id, [(topic, key, value), ...])   # False if already committed
 
 The transactional id is per query: a restarted query fences its previous incarnation (whose open
-transaction the broker aborts) before it writes.
+transaction the broker aborts) before it writes. `query_name` must name one checkpoint lineage
+(a Spark query's batch ids start again at 0 with a new checkpoint): the streaming jobs pass their
+name plus the id Spark keeps in the checkpoint (`checkpoint_query_id`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from pathlib import Path
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -176,3 +179,12 @@ def read_last_committed(settings: Settings, topic: str, query_name: str) -> int:
                 last = int(json.loads(message.value())["batch_id"])
     finally:
         consumer.close()
+
+
+def checkpoint_query_id(checkpoint: Path) -> str:
+    """The id Spark keeps for a streaming query in its checkpoint (same across restarts)."""
+    metadata = Path(checkpoint) / "metadata"
+    try:
+        return str(json.loads(metadata.read_text().splitlines()[0])["id"])
+    except (OSError, ValueError, KeyError, IndexError) as exc:
+        raise ServiceError(f"cannot read the query id from {metadata}: {exc}") from None
