@@ -137,20 +137,3 @@ def pair_json_lines(
         f'{left_q}{num(lt)}, "result": {num(lv)}}}, {right_q}{num(rt)}, "result": {num(rv)}}}}}'
         for lt, lv, rt, rv, res in zip(*columns, strict=True)
     ]
-
-
-def rejected_record(
-    reason: str,
-    *,
-    thing: str | None = None,
-    quantity: str | None = None,
-    time: float | None = None,
-    value: float | None = None,
-    **details: Any,
-) -> dict[str, Any]:
-    """A late, duplicate or malformed record as routed to the late or dead-letter output."""
-    record: dict[str, Any] = {"reason": reason}
-    if thing is not None:
-        record.update(thing=thing, quantity=quantity, phenomenonTime=time, result=value)
-    record.update(details)
-    return record

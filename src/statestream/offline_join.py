@@ -37,19 +37,6 @@ class JoinSummary:
     def records_per_s(self) -> float:
         return self.records / self.seconds if self.seconds > 0 else 0.0
 
-    def as_dict(self) -> dict[str, float | int]:
-        return {
-            "lines": self.lines,
-            "records": self.records,
-            "pairs": self.pairs,
-            "late": self.late,
-            "duplicates": self.duplicates,
-            "malformed": len(self.malformed),
-            "peak_state": self.peak_state,
-            "seconds": round(self.seconds, 3),
-            "records_per_s": round(self.records_per_s, 1),
-        }
-
 
 class _Run:
     """One offline join: the router, the sinks and the counts."""

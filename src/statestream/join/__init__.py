@@ -13,7 +13,7 @@ from statestream.join.engine import (
     SeriesVerdicts,
 )
 from statestream.join.router import JoinRouter, RoutedStep
-from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, REASONS, SeriesState
+from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, SeriesState
 from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec, SpecTemplate
 
 __all__ = [
@@ -22,7 +22,6 @@ __all__ = [
     "DUPLICATE",
     "LATE",
     "MALFORMED",
-    "REASONS",
     "ComplementJoin",
     "EngineFinished",
     "JoinRouter",

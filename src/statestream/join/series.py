@@ -16,7 +16,6 @@ ACCEPTED = 0
 MALFORMED = 1
 LATE = 2
 DUPLICATE = 3
-REASONS = {MALFORMED: "malformed", LATE: "late", DUPLICATE: "duplicate"}
 
 _F8 = np.float64
 _I8 = np.int64
