@@ -3,8 +3,7 @@
 In: a *narrow* machine record `{"thing", "quantity", "phenomenonTime", "result"}` (the seed's
 Kafka record) or a *wide* row `{"Thing", "Timestamp", <quantity>: <value>, …}` (the seed's sample
 file), which stands for one narrow record per quantity, in the row's key order.
-Out: a joined pair in the spec's output format, and a rejected (late or malformed) record with its
-reason.
+Out: a joined pair in the spec's output format.
 """
 
 from __future__ import annotations
@@ -12,7 +11,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from statestream.join import JoinedPairs, JoinSpec
 
 WIDE_ROW_NON_QUANTITIES = frozenset({"Thing", "Timestamp", "id"})
 
@@ -117,17 +119,10 @@ def json_number(x: float) -> str:
     return repr(x)
 
 
-def pair_json_lines(
-    thing: str,
-    result_quantity: str,
-    left_quantity: str,
-    right_quantity: str,
-    columns: tuple[list[float], ...],
-) -> list[str]:
-    """Joined pairs in the spec's output format, one JSON text each.
-
-    `columns` is (left_t, left_v, right_t, right_v, result) as lists.
-    """
+def pair_json_lines(thing: str, spec: JoinSpec, pairs: JoinedPairs) -> list[str]:
+    """The pairs one engine step emitted, in the spec's output format, one JSON text each."""
+    result_quantity, left_quantity, right_quantity = spec.result, spec.left, spec.right
+    columns = (pairs.left_t, pairs.left_v, pairs.right_t, pairs.right_v, pairs.result)
     head = f'{{"thing": {json.dumps(thing)}, "quantity": {json.dumps(result_quantity)}, '
     left_q = f'"left": {{"quantity": {json.dumps(left_quantity)}, "phenomenonTime": '
     right_q = f'"right": {{"quantity": {json.dumps(right_quantity)}, "phenomenonTime": '
@@ -135,5 +130,5 @@ def pair_json_lines(
     return [
         f'{head}"phenomenonTime": {num((lt + rt) / 2)}, "result": {num(res)}, '
         f'{left_q}{num(lt)}, "result": {num(lv)}}}, {right_q}{num(rt)}, "result": {num(rv)}}}}}'
-        for lt, lv, rt, rv, res in zip(*columns, strict=True)
+        for lt, lv, rt, rv, res in zip(*(c.tolist() for c in columns), strict=True)
     ]

@@ -74,15 +74,7 @@ class _Run:
         for routed in steps:
             pairs = routed.step.pairs
             if len(pairs):
-                spec = routed.spec
-                columns_out = (pairs.left_t, pairs.left_v, pairs.right_t, pairs.right_v)
-                texts = pair_json_lines(
-                    routed.thing,
-                    spec.result,
-                    spec.left,
-                    spec.right,
-                    (*(a.tolist() for a in columns_out), pairs.result.tolist()),
-                )
+                texts = pair_json_lines(routed.thing, routed.spec, pairs)
                 self.out.write("\n".join(texts) + "\n")
                 self.summary.pairs += len(pairs)
             self._reject(routed, "left", routed.left_rows, routed.step.left, columns, lines)

@@ -123,12 +123,8 @@ class _Output:
     def step(self, routed: RoutedStep, frame: pd.DataFrame) -> None:
         spec, pairs = routed.spec, routed.step.pairs
         if len(pairs):
-            columns = (pairs.left_t, pairs.left_v, pairs.right_t, pairs.right_v, pairs.result)
-            texts = pair_json_lines(
-                routed.thing, spec.result, spec.left, spec.right, tuple(c.tolist() for c in columns)
-            )
             key = f"{routed.thing}.{spec.result}"
-            for text in texts:
+            for text in pair_json_lines(routed.thing, spec, pairs):
                 self._add("pair", self.topics.pairs, key, text)
             self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
         for series, rows, verdicts in (
