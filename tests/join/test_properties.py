@@ -65,22 +65,14 @@ def _random_splits(rng: random.Random) -> list[int]:
 PROPERTY = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@PROPERTY
-@given(two_series())
-def test_with_flush_equals_the_definition(case) -> None:
+@settings(PROPERTY, max_examples=800)  # the examples of two tests, with and without flush
+@given(two_series(), st.booleans())
+def test_output_equals_the_definition(case, finish: bool) -> None:
+    """With flush: all of J; without: the pairs certain at the end of the input."""
     records, spec, rng = case
-    pairs = run_join(spec, records, _random_splits(rng), finish=True)
+    pairs = run_join(spec, records, _random_splits(rng), finish=finish)
     assert len(pairs) == len(set(pairs)), "a pair was emitted twice"
-    assert set(pairs) == brute_force_join(spec, records, finish=True)
-
-
-@PROPERTY
-@given(two_series())
-def test_without_flush_equals_the_certain_pairs(case) -> None:
-    records, spec, rng = case
-    pairs = run_join(spec, records, _random_splits(rng), finish=False)
-    assert len(pairs) == len(set(pairs)), "a pair was emitted twice"
-    assert set(pairs) == brute_force_join(spec, records, finish=False)
+    assert set(pairs) == brute_force_join(spec, records, finish=finish)
 
 
 @PROPERTY
