@@ -16,7 +16,7 @@ import typer
 from rich.table import Table
 
 from statestream.cli._common import console, err_console
-from statestream.config import _project_root
+from statestream.config import project_root
 from statestream.errors import EnvironmentProblem
 
 bench_app = typer.Typer(
@@ -26,7 +26,7 @@ bench_app = typer.Typer(
 
 
 def _benchmark(name: str) -> ModuleType:
-    root = _project_root()
+    root = project_root()
     if not (root / "benchmarks" / "__init__.py").is_file():
         raise EnvironmentProblem(
             "the benchmarks are in the source checkout's benchmarks/ folder; "
