@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.config import Settings
 from statestream.formats import RecordColumns, parse_line
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
+from statestream.jobs.status import STOPPED, QueryStatus, read_statuses, status_folder
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
 from tests.support import read_committed
@@ -143,6 +145,22 @@ def test_streaming_join_equals_offline_join(
     ]
     assert sum(m["records_in"] for m in metrics) == len(lines)
     assert sum(m["pairs_out"] for m in metrics) == len(got)
+    reported = _finished_status(settings, unique_name)
+    assert reported.totals["records_in"] == len(lines)
+    assert reported.totals["pairs_out"] == len(got)
+    assert reported.state_rows is not None and reported.state_rows > 0
+
+
+def _finished_status(settings: Settings, name: str, timeout_s: float = 20.0) -> QueryStatus:
+    """The status `statestream status` would show for the finished run of query `name`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:  # the listener hears of the end asynchronously
+        runs = read_statuses(status_folder(settings), include_finished=True)
+        finished = [s for s in runs if s.name == name and s.state == STOPPED]
+        if finished:
+            return finished[0]
+        time.sleep(0.2)
+    raise AssertionError(f"no finished status of {name}")
 
 
 def test_malformed_records_go_to_the_dead_letter_topic(

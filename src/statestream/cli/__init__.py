@@ -17,6 +17,7 @@ from statestream.cli import (
     join_cmd,
     run_cmd,
     services_cmd,
+    status_cmd,
     topics_cmd,
 )
 from statestream.cli._common import app, err_console
@@ -29,6 +30,7 @@ services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
 run_cmd.register(app)
+status_cmd.register(app)
 
 
 def main() -> None:

@@ -53,7 +53,18 @@ def spark_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(settings.spark.log_level)
+    _report_status(spark, settings)
     return spark
+
+
+def _report_status(spark: SparkSession, settings: Settings) -> None:
+    """Let every query of this session report its figures for `statestream status` (once)."""
+    from statestream.jobs.status import QueryStatusListener, status_folder
+
+    if not getattr(spark, "_statestream_status_listener", None):
+        listener = QueryStatusListener(status_folder(settings))
+        spark.streams.addListener(listener)
+        spark._statestream_status_listener = listener  # type: ignore[attr-defined]
 
 
 def spark_options(

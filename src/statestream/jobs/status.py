@@ -1,0 +1,181 @@
+"""Where streaming queries report their figures, so that `statestream status` can list them.
+
+Every SparkSession built by `spark_session` carries a `QueryStatusListener`: on each query's start,
+progress and end it rewrites one small JSON file, `<data_dir>/status/<query>.<run id>.json`, with
+the process id, the last batch's figures (input rows, rates, duration, state rows and bytes, the
+query's observed metrics) and running totals. `read_statuses` reads them back and tells a running
+query from one whose process is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.sql.streaming.listener import (
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+)
+
+from statestream.config import Settings
+
+RUNNING, STOPPED, FAILED, GONE = "running", "stopped", "failed", "gone"
+KEEP_FINISHED_S = 7 * 24 * 3600  # status files of finished runs older than this are removed
+
+
+@dataclass
+class QueryStatus:
+    """The last known figures of one run of a streaming query."""
+
+    name: str
+    run_id: str
+    pid: int
+    process_start: str
+    state: str = RUNNING
+    started: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    batch: int | None = None
+    input_rows: int = 0
+    input_rows_per_s: float | None = None
+    processed_rows_per_s: float | None = None
+    duration_s: float | None = None
+    state_rows: int | None = None
+    state_bytes: int | None = None
+    watermark: str | None = None
+    metrics: dict[str, Any] = field(default_factory=dict)
+    totals: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+    def with_progress(self, progress: dict[str, Any]) -> None:
+        """Take the figures of one finished batch (a progress report as JSON data)."""
+        self.updated = time.time()
+        self.batch = progress.get("batchId")
+        self.input_rows = int(progress.get("numInputRows") or 0)
+        self.input_rows_per_s = progress.get("inputRowsPerSecond")
+        self.processed_rows_per_s = progress.get("processedRowsPerSecond")
+        self.duration_s = (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000.0
+        operators = progress.get("stateOperators") or []
+        if operators:
+            self.state_rows = sum(int(op.get("numRowsTotal") or 0) for op in operators)
+            self.state_bytes = sum(_state_bytes(op) for op in operators)
+        self.watermark = (progress.get("eventTime") or {}).get("watermark")
+        self.metrics = {
+            name: value
+            for observed in (progress.get("observedMetrics") or {}).values()
+            for name, value in observed.items()
+        }
+        self.totals["input_rows"] = self.totals.get("input_rows", 0) + self.input_rows
+        for name, value in self.metrics.items():
+            if _is_counter(name) and isinstance(value, int | float):
+                self.totals[name] = self.totals.get(name, 0) + value
+
+
+def _state_bytes(operator: dict[str, Any]) -> int:
+    """Bytes of a state operator: RocksDB's SST files when reported, else memory used."""
+    custom = operator.get("customMetrics") or {}
+    return int(
+        custom.get("rocksdbTotalSSTFilesBytes") or custom.get("rocksdbSstFileSize") or 0
+    ) or int(operator.get("memoryUsedBytes") or 0)
+
+
+def _is_counter(name: str) -> bool:
+    """Observed metrics that add up over batches (not maxima, lags or state sizes)."""
+    return not name.startswith(("max_", "state_")) and not name.endswith(("_ms", "_s"))
+
+
+def status_folder(settings: Settings) -> Path:
+    return settings.paths.data_dir / "status"
+
+
+class QueryStatusListener(StreamingQueryListener):
+    """Keeps one status file per query run of this process up to date."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._runs: dict[str, QueryStatus] = {}
+
+    def onQueryStarted(self, event: QueryStartedEvent) -> None:
+        status = QueryStatus(
+            name=event.name or str(event.id),
+            run_id=str(event.runId),
+            pid=os.getpid(),
+            process_start=_process_start(os.getpid()),
+        )
+        self._runs[status.run_id] = status
+        _prune(self.folder, status.name)
+        self._write(status)
+
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:
+        status = self._runs.get(str(event.progress.runId))
+        if status is not None:
+            status.with_progress(json.loads(event.progress.json))
+            self._write(status)
+
+    def onQueryIdle(self, event: QueryIdleEvent) -> None:
+        status = self._runs.get(str(event.runId))
+        if status is not None:
+            status.updated = time.time()
+            self._write(status)
+
+    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
+        status = self._runs.pop(str(event.runId), None)
+        if status is not None:
+            status.updated = time.time()
+            status.state = FAILED if event.exception else STOPPED
+            status.error = event.exception.splitlines()[0] if event.exception else None
+            self._write(status)
+
+    def _write(self, status: QueryStatus) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{status.name}.{status.run_id}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(status)))
+        tmp.replace(path)
+
+
+def read_statuses(folder: Path, include_finished: bool = False) -> list[QueryStatus]:
+    """The queries that reported into `folder`, running ones first; a dead process's are `gone`."""
+    statuses = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            status = QueryStatus(**json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError):
+            continue  # being replaced, or not ours
+        if status.state == RUNNING and _process_start(status.pid) != status.process_start:
+            status.state = GONE
+        if status.state == RUNNING or include_finished:
+            statuses.append(status)
+    return sorted(statuses, key=lambda s: (s.state != RUNNING, s.name, -s.started))
+
+
+def _process_start(pid: int) -> str:
+    """The start time of process `pid` (tells a live process from a reused pid), '' if none."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[19]
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return ""
+        return "alive"
+
+
+def _prune(folder: Path, name: str) -> None:
+    """Remove files of earlier runs of `name` whose process is gone, and any old finished ones."""
+    now = time.time()
+    for path in folder.glob("*.json") if folder.is_dir() else []:
+        try:
+            old = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        dead = _process_start(old.get("pid", -1)) != old.get("process_start")
+        if dead and (old.get("name") == name or now - old.get("updated", 0) > KEEP_FINISHED_S):
+            path.unlink(missing_ok=True)

@@ -1,0 +1,76 @@
+"""Status files: the figures a query reports and how `read_statuses` tells running from gone."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from statestream.jobs.status import GONE, RUNNING, QueryStatus, _process_start, read_statuses
+from tests.support import run_cli
+
+PROGRESS = {
+    "batchId": 3,
+    "numInputRows": 700,
+    "inputRowsPerSecond": 350.0,
+    "processedRowsPerSecond": 1400.0,
+    "durationMs": {"triggerExecution": 500},
+    "eventTime": {"watermark": "2024-01-01T00:00:00.000Z"},
+    "stateOperators": [
+        {"numRowsTotal": 12, "memoryUsedBytes": 999, "customMetrics": {"rocksdbSstFileSize": 4096}}
+    ],
+    "observedMetrics": {
+        "join_metrics": {"records_in": 700, "pairs_out": 500, "late": 2, "max_event_time_ms": 9}
+    },
+}
+
+
+def _status(pid: int) -> QueryStatus:
+    return QueryStatus(name="join", run_id=f"run-{pid}", pid=pid, process_start=_process_start(pid))
+
+
+def test_progress_gives_last_batch_figures_and_running_totals() -> None:
+    status = _status(os.getpid())
+    status.with_progress(PROGRESS)
+    status.with_progress({**PROGRESS, "batchId": 4})
+    assert status.batch == 4
+    assert status.input_rows == 700
+    assert status.duration_s == 0.5
+    assert (status.state_rows, status.state_bytes) == (12, 4096)
+    assert status.totals == {"input_rows": 1400, "records_in": 1400, "pairs_out": 1000, "late": 4}
+    assert status.metrics["max_event_time_ms"] == 9
+
+
+def test_a_run_whose_process_died_is_gone(tmp_path: Path) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = QueryStatus(name="stats", run_id="r1", pid=int(child.stdout), process_start="1")
+    alive = _status(os.getpid())
+    for status in (dead, alive):
+        (tmp_path / f"{status.name}.{status.run_id}.json").write_text(json.dumps(asdict(status)))
+    assert [s.name for s in read_statuses(tmp_path)] == ["join"]
+    every = {s.name: s.state for s in read_statuses(tmp_path, include_finished=True)}
+    assert every == {"join": RUNNING, "stats": GONE}
+
+
+def test_status_command_lists_running_queries(tmp_path: Path) -> None:
+    status = _status(os.getpid())
+    status.with_progress(PROGRESS)
+    folder = tmp_path / "status"
+    folder.mkdir()
+    (folder / "join.run.json").write_text(json.dumps(asdict(status)))
+    env = {"STATESTREAM_PATHS__DATA_DIR": str(tmp_path)}
+    table = run_cli("status", env=env)
+    assert table.exit_code == 0, table.stderr
+    assert "join" in table.stdout and "pairs_out 500" in table.stdout
+    listed = run_cli("status", "--json", env=env)
+    assert json.loads(listed.stdout)["totals"]["pairs_out"] == 500
+    empty = run_cli("status", env={"STATESTREAM_PATHS__DATA_DIR": str(tmp_path / "none")})
+    assert "no streaming query is running" in empty.stdout
