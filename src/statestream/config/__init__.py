@@ -30,6 +30,7 @@ from pydantic_settings import (
 from statestream.config.sections import (
     LOCAL_HOSTS,
     SECRETS_FILE_NAME,
+    DashboardSettings,
     InfluxSettings,
     JoinSettings,
     JoinSpecSettings,
@@ -62,6 +63,7 @@ class Settings(BaseSettings):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     topics: TopicsSettings = Field(default_factory=TopicsSettings)
     join: JoinSettings = Field(default_factory=JoinSettings)
+    dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     paths: PathsSettings = Field(default_factory=PathsSettings)
 
     @property
@@ -79,7 +81,12 @@ class Settings(BaseSettings):
         return data
 
 
-_SECRET_FIELDS = (("mqtt", "password"), ("influx", "password"), ("kafka", "sasl_password"))
+_SECRET_FIELDS = (
+    ("mqtt", "password"),
+    ("influx", "password"),
+    ("kafka", "sasl_password"),
+    ("dashboard", "token"),
+)
 _GENERATED_SECRETS = (("mqtt", "password"), ("influx", "password"))
 
 
@@ -183,6 +190,7 @@ def ensure_local_secrets(settings: Settings) -> Settings:
 __all__ = [
     "LOCAL_HOSTS",
     "SECRETS_FILE_NAME",
+    "DashboardSettings",
     "InfluxSettings",
     "JoinSettings",
     "JoinSpecSettings",

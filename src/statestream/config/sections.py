@@ -193,6 +193,29 @@ class JoinSettings(_Section):
     max_offsets_per_trigger: int | None = Field(None, ge=1)
 
 
+class DashboardSettings(_Section):
+    """The live web dashboard (`statestream dashboard`): where it listens and who may read it."""
+
+    host: str = "localhost"
+    port: int = Field(8050, ge=1, le=65535)
+    token: SecretStr | None = Field(
+        None, description="required when host is not local; then every request must carry it"
+    )
+    history_points: int = Field(300, ge=1, le=10_000, description="points per series on page open")
+    chart_points: int = Field(600, ge=10, le=10_000, description="points a chart keeps per series")
+    levels_window_s: float = Field(
+        60.0, gt=0, description="power-level window length, when settings.stats does not say"
+    )
+    duty_cycle_window_s: float = Field(
+        600.0, gt=0, description="duty-cycle window length, when settings.stats does not say"
+    )
+
+    @property
+    def is_local(self) -> bool:
+        """True when the dashboard listens on this machine only."""
+        return self.host in LOCAL_HOSTS
+
+
 class PathsSettings(_Section):
     """Where statestream keeps its data, logs and downloaded jars."""
 
