@@ -2,7 +2,9 @@
 # Installs everything statestream needs on this machine, idempotently (`make setup` runs it):
 #   1. .venv with `pip install -e ".[dev]"`  (skipped while pyproject.toml is unchanged)
 #   2. the JVM jars, copied by Maven into .deps/jars/<name>  (skipped while each pom is unchanged)
-#   3. mosquitto, influxdb and influxdb-client through apt-get  (skipped when installed)
+#   3. mosquitto, influxdb, influxdb-client and chromium through apt-get  (skipped when installed)
+#   4. the dashboard's browser libraries: `npm ci` in dashboard-assets/, copied into
+#      src/statestream/dashboard/static/vendor/  (skipped while package-lock.json is unchanged)
 # Services are not started here (`statestream services up` does that, as plain processes), and a
 # service instance that apt-get would start is stopped again, so it cannot hold statestream's ports.
 set -euo pipefail
@@ -80,8 +82,9 @@ system_packages() {
   has_program mosquitto && has_program mosquitto_passwd || missing+=(mosquitto)
   has_program influxd || missing+=(influxdb)
   has_program influx || missing+=(influxdb-client)
+  has_program chromium || missing+=(chromium) # the dashboard's browser tests drive it
   if [[ ${#missing[@]} -eq 0 ]]; then
-    say "mosquitto and influxdb are installed"
+    say "mosquitto, influxdb and chromium are installed"
     return
   fi
   command -v apt-get >/dev/null 2>&1 ||
@@ -117,8 +120,36 @@ system_packages() {
   done
 }
 
+# The charting library of the dashboard comes from npm (versions pinned by package-lock.json) and
+# is copied into the Python package, which serves it; the copies are not committed.
+DASHBOARD_VENDOR=src/statestream/dashboard/static/vendor
+DASHBOARD_FILES=(
+  chart.js/dist/chart.umd.min.js
+  chartjs-plugin-annotation/dist/chartjs-plugin-annotation.min.js
+)
+
+dashboard_assets() {
+  local stamp=$DASHBOARD_VENDOR/.lock-hash want file
+  want=$(hash_of dashboard-assets/package-lock.json)
+  if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
+    say "dashboard assets $DASHBOARD_VENDOR are up to date"
+    return
+  fi
+  command -v npm >/dev/null 2>&1 ||
+    die "npm is missing: install Node.js with npm (apt-get install nodejs npm) and run make setup again"
+  say "installing the dashboard's charting library with npm ci into $DASHBOARD_VENDOR"
+  (cd dashboard-assets && npm ci --no-audit --no-fund --loglevel=error) ||
+    die "npm ci in dashboard-assets failed (see above): check that the npm registry is reachable, then run make setup again"
+  mkdir -p "$DASHBOARD_VENDOR"
+  for file in "${DASHBOARD_FILES[@]}"; do
+    cp "dashboard-assets/node_modules/$file" "$DASHBOARD_VENDOR/"
+  done
+  echo "$want" >"$stamp"
+}
+
 python_env
 jvm_jars kafka-broker
 jvm_jars spark-kafka
 system_packages
+dashboard_assets
 say "done"
