@@ -32,6 +32,7 @@ from statestream.config.sections import (
     SECRETS_FILE_NAME,
     DashboardSettings,
     InfluxSettings,
+    InfluxSinkSettings,
     JoinSettings,
     JoinSpecSettings,
     KafkaSettings,
@@ -60,6 +61,7 @@ class Settings(BaseSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     mqtt: MqttSettings = Field(default_factory=MqttSettings)
     influx: InfluxSettings = Field(default_factory=InfluxSettings)
+    influx_sink: InfluxSinkSettings = Field(default_factory=InfluxSinkSettings)
     spark: SparkSettings = Field(default_factory=SparkSettings)
     topics: TopicsSettings = Field(default_factory=TopicsSettings)
     join: JoinSettings = Field(default_factory=JoinSettings)
@@ -192,6 +194,7 @@ __all__ = [
     "SECRETS_FILE_NAME",
     "DashboardSettings",
     "InfluxSettings",
+    "InfluxSinkSettings",
     "JoinSettings",
     "JoinSpecSettings",
     "KafkaSettings",

@@ -141,6 +141,19 @@ class InfluxSettings(_Section):
         return self.host in LOCAL_HOSTS
 
 
+class InfluxSinkSettings(_Section):
+    """The InfluxDB sink (`statestream run sink-influx`): batching, triggers, waiting out outages."""
+
+    points_per_request: int = Field(10_000, ge=1, description="points per HTTP /write request")
+    max_offsets_per_trigger: int | None = Field(
+        100_000, ge=1, description="Kafka records per micro-batch (over all four topics)"
+    )
+    trigger_interval_s: float = Field(1.0, gt=0)
+    retry_initial_s: float = Field(0.5, gt=0, description="first wait while InfluxDB is down")
+    retry_max_s: float = Field(10.0, gt=0, description="longest wait between two attempts")
+    request_timeout_s: float = Field(30.0, gt=0)
+
+
 class SparkSettings(_Section):
     """How Spark runs: master, checkpoints, parallelism, extra configuration."""
 
