@@ -39,6 +39,7 @@ from statestream.config.sections import (
     MqttSettings,
     PathsSettings,
     SparkSettings,
+    StatsSettings,
     TopicsSettings,
     project_root,
 )
@@ -65,6 +66,7 @@ class Settings(BaseSettings):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     topics: TopicsSettings = Field(default_factory=TopicsSettings)
     join: JoinSettings = Field(default_factory=JoinSettings)
+    stats: StatsSettings = Field(default_factory=StatsSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     paths: PathsSettings = Field(default_factory=PathsSettings)
 
@@ -202,6 +204,7 @@ __all__ = [
     "PathsSettings",
     "Settings",
     "SparkSettings",
+    "StatsSettings",
     "TopicsSettings",
     "ensure_local_secrets",
     "load_settings",

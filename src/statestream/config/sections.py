@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
 SECRETS_FILE_NAME = "secrets.json"
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
@@ -99,6 +99,15 @@ class MqttSettings(_Section):
     username: str = "statestream"
     password: SecretStr | None = Field(None, description="generated on first start if unset")
     topic: str = "machine/states"
+    max_inflight_messages: int = Field(
+        1000, ge=0, description="QoS 1/2 messages the broker has in flight per client (0: no cap)"
+    )
+    max_queued_messages: int = Field(
+        0,
+        ge=0,
+        description="QoS 1/2 messages the broker queues per client beyond those in flight; "
+        "0 = no cap, so a slow or stopped connector loses nothing (the broker drops above a cap)",
+    )
 
     @property
     def is_local(self) -> bool:
@@ -204,6 +213,39 @@ class JoinSettings(_Section):
     buckets: int = Field(8, ge=1, description="things are grouped into this many buckets")
     trigger_interval_s: float = Field(1.0, gt=0)
     max_offsets_per_trigger: int | None = Field(None, ge=1)
+
+
+class StatsSettings(_Section):
+    """The operation statistics: power levels, duty cycle, event-time rules, how Spark runs it."""
+
+    power_quantity: str = Field("vaPower_{c}", description="power series; {c} is the component")
+    rated_power_kw: float = Field(20.0, gt=0, description="100 % power level")
+    window_s: float = Field(60.0, gt=0, description="tumbling window of the power levels")
+    duty_window_s: float = Field(600.0, gt=0, description="sliding window of the duty cycle")
+    duty_slide_s: float = Field(60.0, gt=0, description="slide of the duty-cycle window")
+    duty_threshold: float = Field(0.8, gt=0, description="share of rated power that counts as on")
+    duty_limit: float = Field(0.4, ge=0, le=1, description="alert when the duty cycle exceeds it")
+    sampling_interval_s: float = Field(1.0, gt=0, description="time each power record stands for")
+    out_of_orderness_s: float = Field(10.0, ge=0, description="watermark = latest time − this")
+    allowed_lateness_s: float = Field(60.0, ge=0, description="windows refined this long after")
+    buckets: int = Field(8, ge=1, description="things are grouped into this many buckets")
+    trigger_interval_s: float = Field(1.0, gt=0)
+    max_offsets_per_trigger: int | None = Field(None, ge=1)
+
+    @field_validator("power_quantity")
+    @classmethod
+    def _has_component(cls, value: str) -> str:
+        if "{c}" not in value:
+            raise ValueError(f"must contain {{c}} for the component, got {value!r}")
+        return value
+
+    @field_validator("duty_slide_s")
+    @classmethod
+    def _divides_duty_window(cls, value: float, info: ValidationInfo) -> float:
+        window = info.data.get("duty_window_s")
+        if window is not None and round(window * 1000) % round(value * 1000):
+            raise ValueError(f"the duty window ({window} s) must be a whole number of slides")
+        return value
 
 
 class DashboardSettings(_Section):
