@@ -1,0 +1,158 @@
+"""`statestream run stats`: operation statistics of the joined power series on Spark.
+
+machine.out (Kafka, read_committed) → parse → group by a bucket of things →
+`PowerStatisticsProcessor` (transformWithStateInPandas, window state in RocksDB) → each
+micro-batch's window results, alerts, late and malformed records written to their topics in one
+Kafka transaction (`TransactionalKafkaWriter`), exactly once.
+
+Event time is judged per power series (thing, component), not by Spark's query-wide watermark:
+machines run on their own clocks (the sample's three machines are days apart), and one query-wide
+watermark would turn a lagging machine's whole series late. Per series, the outcome depends only
+on the series' arrival order, never on how Spark cuts it into micro-batches.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+
+from statestream.config import Settings
+from statestream.jobs.kafka_output import exactly_once_batches
+from statestream.jobs.records import kafka_machine_records
+from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
+from statestream.stats import StatsSpec
+
+QUERY_NAME = "stats"
+METRICS_NAME = "stats_metrics"
+log = logging.getLogger("statestream.stats")
+
+
+@dataclass(frozen=True)
+class StatsJobOptions:
+    """How one run of the statistics query reads and where it keeps its checkpoint.
+
+    Unset fields come from the settings (section `stats`): the definitions, buckets, trigger
+    interval and max offsets per trigger.
+    """
+
+    available_now: bool = False
+    max_offsets_per_trigger: int | None = None
+    starting_offsets: str = "earliest"
+    checkpoint: Path | None = None
+    query_name: str = QUERY_NAME
+    spec: StatsSpec | None = None
+    pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
+
+
+def stats_spec(settings: Settings) -> StatsSpec:
+    """The statistics' definitions of the settings, times in ms and power in W."""
+    stats = settings.stats
+    return StatsSpec(
+        rated_power_w=stats.rated_power_kw * 1000.0,
+        window_ms=round(stats.window_s * 1000),
+        duty_window_ms=round(stats.duty_window_s * 1000),
+        duty_slide_ms=round(stats.duty_slide_s * 1000),
+        duty_threshold=stats.duty_threshold,
+        duty_limit=stats.duty_limit,
+        sampling_interval_s=stats.sampling_interval_s,
+        out_of_orderness_ms=stats.out_of_orderness_s * 1000.0,
+        allowed_lateness_ms=stats.allowed_lateness_s * 1000.0,
+    )
+
+
+def statistics(spark: SparkSession, settings: Settings, options: StatsJobOptions) -> DataFrame:
+    """Output rows of the processor, with the batch metrics observed under `stats_metrics`."""
+    topics = settings.topics
+    processor = PowerStatisticsProcessor(
+        options.spec or stats_spec(settings),
+        settings.stats.power_quantity,
+        StatsTopics(
+            topics.stats, topics.alerts, topics.late, topics.dead_letter, topics.machine_out
+        ),
+    )
+    records = kafka_machine_records(
+        spark,
+        settings,
+        topics.machine_out,
+        buckets=settings.stats.buckets,
+        starting_offsets=options.starting_offsets,
+        max_offsets_per_trigger=(
+            options.max_offsets_per_trigger or settings.stats.max_offsets_per_trigger
+        ),
+    )
+    output = records.groupBy("bucket").transformWithStateInPandas(
+        statefulProcessor=processor,
+        outputStructType=OUTPUT_SCHEMA,
+        outputMode="Update",
+        timeMode="None",
+    )
+    kind = F.col("kind")
+    return output.observe(
+        METRICS_NAME,
+        F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
+        F.count(F.when(kind == "stats", 1)).alias("windows_out"),
+        F.count(F.when(kind == "alert", 1)).alias("alerts"),
+        F.coalesce(F.sum("late"), F.lit(0)).alias("late"),
+        F.coalesce(F.sum("malformed"), F.lit(0)).alias("malformed"),
+        F.coalesce(F.sum("other"), F.lit(0)).alias("other_quantities"),
+        F.coalesce(F.sum("open_windows"), F.lit(0)).alias("open_windows"),
+        F.max("max_event_time").alias("max_event_time_ms"),
+    )
+
+
+def start_stats_query(
+    spark: SparkSession, settings: Settings, options: StatsJobOptions
+) -> StreamingQuery:
+    """Start the statistics query; each micro-batch goes to Kafka in one transaction."""
+    checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
+    stream = (
+        statistics(spark, settings, options)
+        .writeStream.queryName(options.query_name)
+        .option("checkpointLocation", str(checkpoint))
+        .foreachBatch(
+            exactly_once_batches(
+                settings, options.query_name, checkpoint, log, options.pause_after_commit_s
+            )
+        )
+    )
+    if options.available_now:
+        stream = stream.trigger(availableNow=True)
+    else:
+        stream = stream.trigger(processingTime=f"{settings.stats.trigger_interval_s} seconds")
+    return stream.start()
+
+
+def batch_metrics(progress: dict) -> dict[str, float | int | None]:
+    """The figures of one batch of the statistics query, from its progress report.
+
+    Records in, window results and alerts out, late, malformed and other-quantity records, open
+    windows held by the series it touched, batch duration and event-time lag (batch time minus
+    the latest accepted event time).
+    """
+    observed = (progress.get("observedMetrics") or {}).get(METRICS_NAME) or {}
+    if hasattr(observed, "asDict"):  # observed metrics arrive as a Row
+        observed = observed.asDict()
+    batch_ms = _epoch_ms(progress.get("timestamp"))
+    latest_event = observed.get("max_event_time_ms")
+    lag = (batch_ms - latest_event) / 1000.0 if batch_ms and latest_event else None
+    figures = ("windows_out", "alerts", "late", "malformed", "other_quantities", "open_windows")
+    return {
+        "batch": progress.get("batchId"),
+        "records_in": observed.get("records_in", progress.get("numInputRows", 0)),
+        **{name: observed.get(name, 0) for name in figures},
+        "duration_s": (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000.0,
+        "event_time_lag_s": lag,
+    }
+
+
+def _epoch_ms(timestamp: str | None) -> float | None:
+    if not timestamp:
+        return None
+    from datetime import datetime
+
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000.0
