@@ -17,6 +17,7 @@ from statestream.cli import (
     join_cmd,
     run_cmd,
     services_cmd,
+    stats_cmd,
     status_cmd,
     topics_cmd,
 )
@@ -30,6 +31,7 @@ services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
 run_cmd.register(app)
+stats_cmd.register(app)
 status_cmd.register(app)
 
 

@@ -100,7 +100,7 @@ def statistics(spark: SparkSession, settings: Settings, options: StatsJobOptions
         F.coalesce(F.sum("late"), F.lit(0)).alias("late"),
         F.coalesce(F.sum("malformed"), F.lit(0)).alias("malformed"),
         F.coalesce(F.sum("other"), F.lit(0)).alias("other_quantities"),
-        F.coalesce(F.sum("open_windows"), F.lit(0)).alias("open_windows"),
+        F.coalesce(F.sum("open_windows"), F.lit(0)).alias("state_windows"),
         F.max("max_event_time").alias("max_event_time_ms"),
     )
 
@@ -140,7 +140,7 @@ def batch_metrics(progress: dict) -> dict[str, float | int | None]:
     batch_ms = _epoch_ms(progress.get("timestamp"))
     latest_event = observed.get("max_event_time_ms")
     lag = (batch_ms - latest_event) / 1000.0 if batch_ms and latest_event else None
-    figures = ("windows_out", "alerts", "late", "malformed", "other_quantities", "open_windows")
+    figures = ("windows_out", "alerts", "late", "malformed", "other_quantities", "state_windows")
     return {
         "batch": progress.get("batchId"),
         "records_in": observed.get("records_in", progress.get("numInputRows", 0)),
