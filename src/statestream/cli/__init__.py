@@ -17,6 +17,7 @@ from statestream.cli import (
     join_cmd,
     run_cmd,
     services_cmd,
+    sink_cmd,
     stats_cmd,
     status_cmd,
     topics_cmd,
@@ -32,6 +33,7 @@ topics_cmd.register(app)
 ingest_cmd.register(app)
 run_cmd.register(app)
 stats_cmd.register(app)
+sink_cmd.register(app)
 status_cmd.register(app)
 
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, err_console
+from statestream.cli._common import console, err_console, settings_from
 from statestream.config import project_root
 from statestream.errors import EnvironmentProblem
 
@@ -87,6 +90,123 @@ def bench_join(
             f"{row['ratio']}×",
         )
     console.print(table, width=max(console.width, 110))
+
+
+@bench_app.command("pipeline")
+def bench_pipeline(
+    ctx: typer.Context,
+    records: Annotated[
+        int, typer.Option("--records", min=1000, help="Records preloaded for the throughput run.")
+    ] = 2_000_000,
+    max_offsets_per_trigger: Annotated[
+        int, typer.Option("--max-offsets-per-trigger", min=1, help="Records per micro-batch.")
+    ] = 500_000,
+    rate: Annotated[
+        float, typer.Option("--rate", min=1, help="Input records/s of the latency run.")
+    ] = 10_000,
+    latency_seconds: Annotated[
+        float, typer.Option("--latency-seconds", min=1, help="Length of the latency run.")
+    ] = 30,
+    trigger_interval: Annotated[
+        float | None,
+        typer.Option("--trigger-interval", min=0, help="Seconds between batches (latency run)."),
+    ] = None,
+    baseline: Annotated[
+        bool, typer.Option("--baseline/--no-baseline", help="Also run Spark's windowed join.")
+    ] = True,
+    baseline_range: Annotated[
+        float, typer.Option("--baseline-range", min=0, help="± seconds of the windowed join.")
+    ] = 1.0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """The streaming join end to end on the local Kafka and Spark: throughput, latency, baseline.
+
+    1. The real sample scaled to --records records over many machines is preloaded into a fresh
+       topic and joined (availableNow): records/s and pairs/s, and the pairs checked against the
+       spec (missed, extra, duplicated).
+    2. Records are produced at --rate records/s while the join runs: latency percentiles from a
+       pair's later record being sent to the pair being visible to a read_committed consumer.
+    3. Spark's stream-stream join (watermarks and a ±--baseline-range time range) on the same
+       input: its records/s and the spec's pairs it misses and adds.
+
+    Needs the services running (`statestream services up`); its topics are deleted at the end.
+    """
+    from statestream.jobs.session import spark_session
+
+    module = _benchmark("pipeline_bench")
+    options = module.PipelineBenchOptions(
+        records=records,
+        max_offsets_per_trigger=max_offsets_per_trigger,
+        latency_rate=rate,
+        latency_seconds=latency_seconds,
+        trigger_interval_s=trigger_interval,
+        baseline=baseline,
+        baseline_range_s=baseline_range,
+    )
+    settings = settings_from(ctx)
+    say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
+    with _stdout_to_stderr(as_json):  # Spark's Python workers print to the inherited stdout
+        spark = spark_session(settings, app_name="statestream-bench-pipeline")
+        try:
+            figures = module.run(spark, settings, options, say)
+        finally:
+            spark.stop()
+    if as_json:
+        print(json.dumps(figures))
+        return
+    console.print(_pipeline_table(figures), width=max(console.width, 100))
+
+
+@contextmanager
+def _stdout_to_stderr(active: bool) -> Iterator[None]:
+    """Send file descriptor 1 (and what child processes inherit) to stderr while active."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _pipeline_table(f: dict) -> Table:
+    table = Table(title="statestream bench pipeline", show_header=False)
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    rows = [
+        ("input", f"{f['records']:,} records, {f['things']} machines"),
+        ("join: records/s", f"{f['records_per_s']:,}"),
+        ("join: pairs/s", f"{f['pairs_per_s']:,}"),
+        ("join: pairs (expected)", f"{f['pairs']:,} ({f['expected_pairs']:,})"),
+        (
+            "join: missed / extra / twice",
+            f"{f['pairs_missed']} / {f['pairs_extra']} / {f['pairs_duplicated']}",
+        ),
+        ("join: batches, seconds", f"{f['batches']}, {f['seconds']} s"),
+        ("state rows per batch", " ".join(f"{n:,}" for n in f["state_rows"])),
+        (
+            f"latency p50 / p99 at {f['latency_rate']:,.0f}/s",
+            f"{f['latency_p50_s']} s / {f['latency_p99_s']} s",
+        ),
+    ]
+    if "baseline_records_per_s" in f:
+        rows += [
+            ("windowed join: records/s", f"{f['baseline_records_per_s']:,}"),
+            ("windowed join: pairs", f"{f['baseline_pairs']:,}"),
+            (
+                "windowed join: missed / extra",
+                f"{f['baseline_pairs_missed']:,} / {f['baseline_pairs_extra']:,}",
+            ),
+            ("ratio of records/s", f"{f['records_per_s'] / f['baseline_records_per_s']:.1f}×"),
+        ]
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def _millions(per_second: float) -> str:

@@ -42,6 +42,7 @@ class JoinJobOptions:
     checkpoint: Path | None = None
     query_name: str = QUERY_NAME
     templates: Sequence[SpecTemplate] | None = None
+    trigger_interval_s: float | None = None
     pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
 
 
@@ -157,7 +158,8 @@ def start_join_query(
     if options.available_now:
         stream = stream.trigger(availableNow=True)
     else:
-        stream = stream.trigger(processingTime=f"{settings.join.trigger_interval_s} seconds")
+        interval = options.trigger_interval_s or settings.join.trigger_interval_s
+        stream = stream.trigger(processingTime=f"{interval} seconds")
     return stream.start()
 
 

@@ -1,0 +1,369 @@
+"""`statestream bench pipeline`: the streaming join on real Kafka and Spark, end to end.
+
+1. Throughput: the sample scaled to ≥ 2 M records over many machines is preloaded into a fresh
+   topic; the join query (the same code as `statestream run join`) processes it all with
+   `availableNow`; records/s and pairs/s over the query's wall time, and its output is checked
+   against the spec's pairs.
+2. Latency: a second query runs continuously while records are produced at a fixed rate; a
+   `read_committed` consumer timestamps each pair as it becomes visible. A pair's latency is that
+   time minus the send time of the later of its two records.
+3. Baseline: Spark's stream-stream join (watermarks plus a time range) over the topic of 1.,
+   with its throughput and the spec's pairs it finds, misses and adds.
+
+Everything runs in this process against fresh topics, deleted at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from confluent_kafka import Consumer, KafkaError
+from confluent_kafka.admin import AdminClient, NewTopic
+from pyspark.sql import SparkSession
+
+from benchmarks.pipeline_input import (
+    ScaledRecords,
+    compare_pairs,
+    expected_pairs,
+    pair_keys_from_json,
+    produce,
+    scaled_sample,
+)
+from benchmarks.windowed_join_baseline import run_baseline
+from statestream.config import Settings
+from statestream.jobs.join_job import JoinJobOptions, spec_templates, start_join_query
+from statestream.join import JoinSpec
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class PipelineBenchOptions:
+    records: int = 2_000_000
+    max_offsets_per_trigger: int = 500_000
+    latency_rate: float = 10_000.0
+    latency_seconds: float = 30.0
+    trigger_interval_s: float | None = None  # default: the settings' join trigger interval
+    baseline: bool = True
+    baseline_range_s: float = 1.0
+    baseline_watermark_s: float = 10.0
+
+
+def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, say: Say) -> dict:
+    """All three parts; the figures as one JSON-ready dict."""
+    run_id = uuid.uuid4().hex[:8]
+    with (
+        tempfile.TemporaryDirectory(prefix="statestream-bench-") as tmp,
+        _topics(settings, run_id) as names,
+    ):
+        say(f"scaling the sample to {options.records:,} records")
+        records = scaled_sample(options.records)
+        specs = _specs(settings, records)
+        expected = expected_pairs(records, specs)
+        figures = _throughput(spark, settings, names, records, expected, options, Path(tmp), say)
+        figures |= _latency(spark, settings, names, options, Path(tmp), say)
+        if options.baseline:
+            figures |= _baseline(spark, settings, names, records, expected, options, Path(tmp), say)
+    return figures
+
+
+def _specs(settings: Settings, records: ScaledRecords) -> list[JoinSpec]:
+    quantities = sorted(set(records.quantities.tolist()))
+    return [
+        spec for template in spec_templates(settings) for spec in template.specs_for(quantities)
+    ]
+
+
+@contextmanager
+def _topics(settings: Settings, run_id: str) -> Iterator[dict[str, str]]:
+    names = {
+        f"{part}_{kind}": f"bench.{run_id}.{part}.{kind}"
+        for part in ("throughput", "latency")
+        for kind in ("in", "out", "late", "dlq")
+    }
+    admin = AdminClient(settings.kafka.client_config())
+    new = [
+        NewTopic(
+            name,
+            settings.topics.machine_data_partitions
+            if key.endswith("_in")
+            else settings.topics.machine_out_partitions,
+            1,
+        )
+        for key, name in names.items()
+    ]
+    for future in admin.create_topics(new).values():
+        future.result()
+    try:
+        yield names
+    finally:
+        for future in admin.delete_topics(list(names.values())).values():
+            future.exception()
+
+
+def _with_topics(settings: Settings, names: dict[str, str], part: str) -> Settings:
+    topics = settings.topics.model_copy(
+        update={
+            "machine_data": names[f"{part}_in"],
+            "machine_out": names[f"{part}_out"],
+            "late": names[f"{part}_late"],
+            "dead_letter": names[f"{part}_dlq"],
+        }
+    )
+    return settings.model_copy(update={"topics": topics})
+
+
+def _throughput(
+    spark: SparkSession,
+    settings: Settings,
+    names: dict[str, str],
+    records: ScaledRecords,
+    expected: pd.DataFrame,
+    options: PipelineBenchOptions,
+    tmp: Path,
+    say: Say,
+) -> dict:
+    say(f"producing {len(records):,} records of {records.thing_count} machines to Kafka")
+    produce(settings, names["throughput_in"], records)
+    bench_settings = _with_topics(settings, names, "throughput")
+    say(f"joining them (availableNow, ≤ {options.max_offsets_per_trigger:,} records per batch)")
+    started = time.perf_counter()
+    query = start_join_query(
+        spark,
+        bench_settings,
+        JoinJobOptions(
+            available_now=True,
+            max_offsets_per_trigger=options.max_offsets_per_trigger,
+            query_name=f"bench-join-{names['throughput_in'].split('.')[1]}",
+            checkpoint=tmp / "throughput",
+        ),
+    )
+    query.awaitTermination()
+    seconds = time.perf_counter() - started
+    if query.exception() is not None:
+        raise RuntimeError(f"the join query failed: {query.exception()}")
+    progress = query.recentProgress
+    say("reading the pairs back (read_committed) and checking them against the spec")
+    got = pair_keys_from_json(_read_all(settings, names["throughput_out"]))
+    _, missed, extra = compare_pairs(expected, got)
+    state = [p["stateOperators"][0] for p in progress if p.get("stateOperators")]
+    return {
+        "records": len(records),
+        "things": records.thing_count,
+        "pairs": len(got),
+        "expected_pairs": len(expected),
+        "pairs_missed": missed,
+        "pairs_extra": extra,
+        "pairs_duplicated": len(got) - len(got.drop_duplicates()),
+        "seconds": round(seconds, 2),
+        "batches": len(progress),
+        "records_per_s": round(len(records) / seconds),
+        "pairs_per_s": round(len(got) / seconds),
+        "batch_seconds": [round(p["durationMs"]["triggerExecution"] / 1000, 2) for p in progress],
+        "state_rows": [int(op["numRowsTotal"]) for op in state],
+        "state_bytes": [
+            int((op.get("customMetrics") or {}).get("rocksdbSstFileSize", 0)) for op in state
+        ],
+    }
+
+
+def _latency(
+    spark: SparkSession,
+    settings: Settings,
+    names: dict[str, str],
+    options: PipelineBenchOptions,
+    tmp: Path,
+    say: Say,
+) -> dict:
+    count = int(options.latency_rate * options.latency_seconds)
+    records = scaled_sample(count, seed=11)
+    records = ScaledRecords(
+        records.things[:count], records.quantities[:count], records.t[:count], records.v[:count]
+    )
+    expected = expected_pairs(records, _specs(settings, records))
+    bench_settings = _with_topics(settings, names, "latency")
+    interval = options.trigger_interval_s or settings.join.trigger_interval_s
+    query = start_join_query(
+        spark,
+        bench_settings,
+        JoinJobOptions(
+            query_name=f"bench-latency-{names['latency_in'].split('.')[1]}",
+            checkpoint=tmp / "latency",
+            trigger_interval_s=interval,
+        ),
+    )
+    watcher = _PairWatcher(settings, names["latency_out"])
+    watcher.start()
+    try:
+        _wait_for_first_batch(query)
+        say(
+            f"latency: {count:,} records at {options.latency_rate:,.0f} records/s, "
+            f"a batch every {interval} s"
+        )
+        sent_at = produce(settings, names["latency_in"], records, rate=options.latency_rate)
+        deadline = time.monotonic() + 60
+        while watcher.count < len(expected) and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        watcher.stop()
+        query.stop()
+    latencies = _pair_latencies(records, sent_at, watcher.received())
+    return {
+        "latency_records": count,
+        "latency_rate": options.latency_rate,
+        "latency_trigger_interval_s": interval,
+        "latency_pairs": len(latencies),
+        "latency_pairs_expected": len(expected),
+        "latency_p50_s": round(float(np.percentile(latencies, 50)), 3) if len(latencies) else None,
+        "latency_p99_s": round(float(np.percentile(latencies, 99)), 3) if len(latencies) else None,
+        "latency_max_s": round(float(latencies.max()), 3) if len(latencies) else None,
+    }
+
+
+def _wait_for_first_batch(query, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not query.recentProgress:
+        if query.exception() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the latency query did not start: {query.exception()}")
+        time.sleep(0.1)
+
+
+def _pair_latencies(
+    records: ScaledRecords, sent_at: np.ndarray, received: list[tuple[float, bytes]]
+) -> np.ndarray:
+    """Visible time minus the send time of the pair's later record, one per pair received."""
+    sent = {
+        (thing, quantity, t): s
+        for thing, quantity, t, s in zip(
+            records.things.tolist(),
+            records.quantities.tolist(),
+            records.t.tolist(),
+            sent_at.tolist(),
+            strict=True,
+        )
+    }
+    latencies = []
+    for seen, value in received:
+        pair = json.loads(value)
+        thing, left, right = pair["thing"], pair["left"], pair["right"]
+        later = max(
+            sent[(thing, left["quantity"], left["phenomenonTime"])],
+            sent[(thing, right["quantity"], right["phenomenonTime"])],
+        )
+        latencies.append(seen - later)
+    return np.array(latencies)
+
+
+class _PairWatcher:
+    """A read_committed consumer in a thread that notes when each pair becomes visible."""
+
+    def __init__(self, settings: Settings, topic: str) -> None:
+        self._consumer = Consumer(
+            {
+                **settings.kafka.client_config(),
+                "group.id": f"bench-watch-{uuid.uuid4().hex}",
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 10,
+            }
+        )
+        self._consumer.subscribe([topic])
+        self._seen: list[tuple[float, bytes]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pair-watcher", daemon=True)
+
+    @property
+    def count(self) -> int:
+        return len(self._seen)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._consumer.close()
+
+    def received(self) -> list[tuple[float, bytes]]:
+        return list(self._seen)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            messages = self._consumer.consume(10_000, timeout=0.05)
+            now = time.time()
+            self._seen.extend((now, m.value()) for m in messages if m.error() is None)
+
+
+def _read_all(settings: Settings, topic: str) -> list[bytes]:
+    """Every committed value of `topic`, read to its end."""
+    consumer = Consumer(
+        {
+            **settings.kafka.client_config(),
+            "group.id": f"bench-read-{uuid.uuid4().hex}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+        consumer.subscribe([topic])
+        values: list[bytes] = []
+        at_end: set[int] = set()
+        idle_since = time.monotonic()
+        while len(at_end) < partitions and time.monotonic() - idle_since < 30:
+            for message in consumer.consume(10_000, timeout=0.5):
+                idle_since = time.monotonic()
+                if message.error() is None:
+                    values.append(message.value())
+                elif message.error().code() == KafkaError._PARTITION_EOF:
+                    at_end.add(message.partition())
+        return values
+    finally:
+        consumer.close()
+
+
+def _baseline(
+    spark: SparkSession,
+    settings: Settings,
+    names: dict[str, str],
+    records: ScaledRecords,
+    expected: pd.DataFrame,
+    options: PipelineBenchOptions,
+    tmp: Path,
+    say: Say,
+) -> dict:
+    say(
+        f"baseline: Spark's stream-stream join, ±{options.baseline_range_s} s, "
+        f"watermark {options.baseline_watermark_s} s"
+    )
+    run = run_baseline(
+        spark,
+        settings,
+        names["throughput_in"],
+        tmp / "baseline",
+        options.baseline_range_s,
+        options.baseline_watermark_s,
+        options.max_offsets_per_trigger,
+    )
+    both, missed, extra = compare_pairs(expected, run.pairs)
+    return {
+        "baseline_seconds": round(run.seconds, 2),
+        "baseline_records_per_s": round(len(records) / run.seconds),
+        "baseline_pairs": len(run.pairs),
+        "baseline_pairs_found": both,
+        "baseline_pairs_missed": missed,
+        "baseline_pairs_extra": extra,
+        "baseline_range_s": options.baseline_range_s,
+        "baseline_watermark_s": options.baseline_watermark_s,
+    }
