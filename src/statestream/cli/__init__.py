@@ -13,8 +13,10 @@ import typer
 from statestream.cli import (
     bench_cmd,
     config_cmd,
+    dashboard_cmd,
     ingest_cmd,
     join_cmd,
+    pipeline_cmd,
     run_cmd,
     services_cmd,
     sink_cmd,
@@ -34,7 +36,9 @@ ingest_cmd.register(app)
 run_cmd.register(app)
 stats_cmd.register(app)
 sink_cmd.register(app)
+pipeline_cmd.register(app)
 status_cmd.register(app)
+dashboard_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,233 @@
+"""The dashboard's ASGI app (Starlette): the page, its history, its live websocket.
+
+    GET /             the page (static/index.html)
+    GET /api/history  layout, recent history from InfluxDB, the results on display, the health
+    GET /api/health   the latest pipeline health
+    WS  /ws           live updates: chart points, window results, expiries, alerts, health
+
+The Kafka feed runs on a thread from the app's start to its end; its batches are applied on the
+event loop (display policy, fan-out), where everything else of the app runs too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from statestream.config import Settings
+from statestream.dashboard.auth import TokenGate
+from statestream.dashboard.history import load_history
+from statestream.dashboard.hub import ClientHub
+from statestream.dashboard.kafka_feed import FeedBatch, KafkaFeed
+from statestream.dashboard.messages import (
+    ALERT_KIND,
+    DEFAULT_DUTY_CYCLE_LIMIT,
+    DUTY_CYCLE_KIND,
+    LEVELS,
+    LEVELS_KIND,
+    RecordShaper,
+    WindowResult,
+)
+from statestream.dashboard.policy import ResultBoard
+
+STATIC_DIR = Path(__file__).parent / "static"
+VENDOR_FILES = ("chart.umd.min.js", "chartjs-plugin-annotation.min.js")
+SWEEP_INTERVAL_S = 1.0
+MAX_PENDING_BATCHES = 8
+
+
+def window_lengths_s(settings: Settings) -> dict[str, float]:
+    """Window length per kind of result, from the dashboard settings."""
+    dashboard = settings.dashboard
+    return {
+        LEVELS_KIND: dashboard.levels_window_s,
+        DUTY_CYCLE_KIND: dashboard.duty_cycle_window_s,
+        ALERT_KIND: dashboard.duty_cycle_window_s,
+    }
+
+
+class DashboardState:
+    """What the app keeps between requests: the results on display, the pages, the health.
+
+    Lives on the event loop; the feed thread hands batches over with `deliver_threadsafe`.
+    """
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.shaper = RecordShaper(settings.join.specs)
+        self.board = ResultBoard(window_lengths_s(settings))
+        self.hub = ClientHub()
+        self.health: dict[str, Any] = {}
+        self.dropped_batches = 0
+        self._submitted = 0  # written by the feed thread only
+        self._applied = 0  # written by the event loop only
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def layout(self) -> dict[str, Any]:
+        """What the page needs to build its charts."""
+        return {
+            "charts": [{"id": c.chart_id, "title": c.title} for c in self.shaper.charts],
+            "levels": list(LEVELS),
+            "duty_cycle_limit": DEFAULT_DUTY_CYCLE_LIMIT,
+            "chart_points": self.settings.dashboard.chart_points,
+            "window_lengths_s": window_lengths_s(self.settings),
+        }
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def deliver_threadsafe(self, batch: FeedBatch) -> None:
+        """Called on the feed thread: apply `batch` on the loop; when the loop falls behind,
+        the points of further batches are dropped (results, alerts and health are kept)."""
+        if self._loop is None:
+            return
+        if self._submitted - self._applied >= MAX_PENDING_BATCHES:
+            self.dropped_batches += 1
+            batch.series = []
+        self._submitted += 1
+        self._loop.call_soon_threadsafe(self._apply_submitted, batch)
+
+    def _apply_submitted(self, batch: FeedBatch) -> None:
+        self._applied += 1
+        self.apply(batch)
+
+    def apply(self, batch: FeedBatch) -> None:
+        """Put a feed batch through the display policy and send it to every page."""
+        now = self.clock()
+        shown = [r for r in [*batch.results, *batch.alerts] if self.board.offer(r, now)]
+        if batch.health is not None:
+            self.health = batch.health
+        message = {
+            "type": "update",
+            "series": batch.series,
+            "results": [self.board.message_of(r, now) for r in shown],
+            "expired": self.board.expire(now),
+            "alerts": [a.as_message() for a in batch.alerts],
+            "health": self.health_message() if batch.health is not None else None,
+        }
+        self.hub.publish(json.dumps(message))
+
+    def sweep(self) -> None:
+        """Take off expired results and tell the pages."""
+        expired = self.board.expire(self.clock())
+        if expired:
+            self.hub.publish(json.dumps({"type": "update", "expired": expired}))
+
+    def health_message(self) -> dict[str, Any]:
+        return {
+            **self.health,
+            "pages": self.hub.clients,
+            "dropped_messages": self.hub.dropped,
+            "dropped_batches": self.dropped_batches,
+        }
+
+    def offer_history(self, results: list[WindowResult]) -> None:
+        now = self.clock()
+        for result in results:
+            self.board.offer(result, now)
+
+
+async def page(request: Request) -> Response:
+    return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
+
+
+async def history(request: Request) -> Response:
+    state: DashboardState = request.app.state.dashboard
+    settings = state.settings
+    loaded = await run_in_threadpool(
+        load_history, settings.influx, state.shaper, settings.dashboard.history_points
+    )
+    state.offer_history(loaded.results)
+    state.board.expire(state.clock())
+    return JSONResponse(
+        {
+            "layout": state.layout(),
+            "series": loaded.series,
+            "results": state.board.messages(state.clock()),
+            "alerts": [a.as_message() for a in loaded.alerts],
+            "health": state.health_message(),
+            "error": loaded.error,
+        }
+    )
+
+
+async def health(request: Request) -> Response:
+    return JSONResponse(request.app.state.dashboard.health_message())
+
+
+async def live(websocket: WebSocket) -> None:
+    """Send the page every live message until it goes away."""
+    state: DashboardState = websocket.app.state.dashboard
+    await websocket.accept()
+    client = state.hub.connect()
+
+    async def send_all() -> None:
+        while True:
+            await websocket.send_text(await client.get())
+
+    sender = asyncio.create_task(send_all())
+    try:
+        while True:
+            await websocket.receive_text()  # the page sends nothing; this notices it leaving
+    except WebSocketDisconnect:
+        pass
+    finally:
+        state.hub.disconnect(client)
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await sender
+
+
+def create_app(settings: Settings, *, start_feed: bool = True) -> Starlette:
+    """The dashboard app for `settings`; `start_feed=False` leaves Kafka alone (unit tests)."""
+    state = DashboardState(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        state.bind(asyncio.get_running_loop())
+        feed = KafkaFeed(settings, state.deliver_threadsafe) if start_feed else None
+        if feed is not None:
+            feed.start()
+        sweeper = asyncio.create_task(_sweep_forever(state))
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            if feed is not None:
+                await run_in_threadpool(feed.stop)
+
+    token = settings.dashboard.token
+    app = Starlette(
+        routes=[
+            Route("/", page),
+            Route("/api/history", history),
+            Route("/api/health", health),
+            WebSocketRoute("/ws", live),
+            Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),
+        ],
+        middleware=[Middleware(TokenGate, token=token.get_secret_value() if token else None)],
+        lifespan=lifespan,
+    )
+    app.state.dashboard = state
+    return app
+
+
+async def _sweep_forever(state: DashboardState) -> None:
+    while True:
+        await asyncio.sleep(SWEEP_INTERVAL_S)
+        state.sweep()

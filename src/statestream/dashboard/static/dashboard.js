@@ -1,0 +1,400 @@
+// The statestream dashboard page: history from /api/history, then live updates from /ws.
+// The server applies the display policy to window results; this page draws what it is sent.
+"use strict";
+
+(() => {
+  const PALETTE = ["#38bdf8", "#f472b6", "#a3e635", "#fbbf24", "#c084fc", "#2dd4bf"];
+  const GRID = "rgba(148, 163, 184, 0.15)";
+  const TICKS = "#94a3b8";
+  const MAX_ALERTS = 30;
+
+  const state = {
+    layout: null,
+    things: new Map(), // name → { card, charts: Map(chartId → chart), levels, duty, latest }
+    results: new Map(), // key → result message on display
+    seenAlerts: new Set(),
+    pending: [], // live messages that arrived before the history
+    historyLoaded: false,
+    historyPoints: 0,
+    livePoints: 0,
+    dirty: new Set(),
+  };
+
+  Chart.defaults.color = TICKS;
+  Chart.defaults.font.family = getComputedStyle(document.documentElement).fontFamily;
+
+  const clock = (ms) => new Date(ms).toLocaleTimeString([], { hour12: false });
+  const percent = (x) => `${(100 * x).toFixed(1)} %`;
+  const number = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+  const components = []; // every component seen, sorted: a component has one colour everywhere
+  const colorOf = (component) => PALETTE[Math.max(0, components.indexOf(component)) % PALETTE.length];
+
+  function registerComponent(component) {
+    if (components.includes(component)) return;
+    components.push(component);
+    components.sort();
+    for (const view of state.things.values()) {
+      for (const { chart } of view.charts.values()) {
+        chart.data.datasets.forEach((d) => (d.borderColor = d.backgroundColor = colorOf(d.component)));
+        state.dirty.add(chart);
+      }
+    }
+    for (const thing of state.things.keys()) redrawResults(thing);
+  }
+
+  // ---- charts -------------------------------------------------------------------------------
+
+  function seriesChart(canvas) {
+    return new Chart(canvas, {
+      type: "line",
+      data: { datasets: [] },
+      options: {
+        animation: false,
+        parsing: false,
+        normalized: true,
+        responsive: true,
+        maintainAspectRatio: false,
+        elements: { point: { radius: 0 }, line: { borderWidth: 1.5, tension: 0 } },
+        scales: {
+          x: { type: "linear", grid: { color: GRID }, ticks: { maxTicksLimit: 5, callback: clock } },
+          y: { grid: { color: GRID }, ticks: { maxTicksLimit: 5 } },
+        },
+        plugins: {
+          legend: { labels: { boxWidth: 10, boxHeight: 2 } },
+          tooltip: { callbacks: { title: (items) => clock(items[0].parsed.x) } },
+        },
+      },
+    });
+  }
+
+  function levelsChart(canvas) {
+    return new Chart(canvas, {
+      type: "bar",
+      data: { labels: state.layout.levels.map((l) => `${l} %`), datasets: [] },
+      options: {
+        animation: false,
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: { grid: { color: GRID }, title: { display: true, text: "share of rated power" } },
+          y: { grid: { color: GRID }, beginAtZero: true, title: { display: true, text: "seconds" } },
+        },
+        plugins: { legend: { labels: { boxWidth: 10 } } },
+      },
+    });
+  }
+
+  function dutyChart(canvas) {
+    const limit = 100 * state.layout.duty_cycle_limit;
+    return new Chart(canvas, {
+      type: "bar",
+      data: {
+        labels: [],
+        datasets: [{ label: "duty cycle %", data: [], backgroundColor: [], maxBarThickness: 26 }],
+      },
+      options: {
+        indexAxis: "y",
+        animation: false,
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: {
+            min: 0,
+            max: 100,
+            grid: { color: GRID },
+            ticks: { stepSize: 20, maxRotation: 0, callback: (v) => `${v} %` },
+          },
+          y: { grid: { color: GRID } },
+        },
+        plugins: {
+          legend: { display: false },
+          annotation: {
+            annotations: {
+              limit: {
+                type: "line",
+                xMin: limit,
+                xMax: limit,
+                borderColor: "#ef4444",
+                borderWidth: 2,
+                borderDash: [6, 4],
+              },
+            },
+          },
+        },
+      },
+    });
+  }
+
+  // ---- things -------------------------------------------------------------------------------
+
+  function thingView(name) {
+    let view = state.things.get(name);
+    if (view) return view;
+    const card = document.getElementById("thing-template").content.firstElementChild.cloneNode(true);
+    card.dataset.thing = name;
+    card.querySelector(".thing-name").textContent = name;
+    // Into the page first: Chart.js measures its canvas when it is created.
+    const others = [...document.querySelectorAll("#things > .thing")];
+    const after = others.find((c) => c.dataset.thing > name);
+    document.getElementById("things").insertBefore(card, after || null);
+    document.getElementById("no-things").hidden = true;
+    const row = card.querySelector(".series-row");
+    view = { card, charts: new Map() };
+    for (const spec of state.layout.charts) {
+      const panel = document.createElement("figure");
+      panel.className = "panel";
+      panel.innerHTML = '<figcaption><span class="title"></span><span class="latest muted">–</span></figcaption><div class="plot"><canvas></canvas></div>';
+      panel.querySelector(".title").textContent = spec.title;
+      const canvas = panel.querySelector("canvas");
+      canvas.dataset.thing = name;
+      canvas.dataset.chart = spec.id;
+      row.appendChild(panel);
+      const latest = panel.querySelector(".latest");
+      view.charts.set(spec.id, { chart: seriesChart(canvas), latest, latestValues: new Map() });
+    }
+    const levels = card.querySelector("canvas.levels");
+    const duty = card.querySelector("canvas.duty");
+    levels.dataset.thing = duty.dataset.thing = name;
+    const limitNote = `– – limit ${(100 * state.layout.duty_cycle_limit).toFixed(0)} %`;
+    card.querySelector(".limit-note").textContent = limitNote;
+    view.levels = levelsChart(levels);
+    view.duty = dutyChart(duty);
+    state.things.set(name, view);
+    return view;
+  }
+
+  // A point goes where its event time puts it; a point for a time already shown replaces it.
+  function insertPoint(data, x, y) {
+    if (data.length === 0 || x > data[data.length - 1].x) {
+      data.push({ x, y });
+      return;
+    }
+    let lo = 0;
+    let hi = data.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (data[mid].x < x) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < data.length && data[lo].x === x) data[lo].y = y;
+    else data.splice(lo, 0, { x, y });
+  }
+
+  function addSeries(message) {
+    const view = thingView(message.thing);
+    const panel = view.charts.get(message.chart);
+    if (!panel) return 0;
+    const chart = panel.chart;
+    let dataset = chart.data.datasets.find((d) => d.label === message.quantity);
+    if (!dataset) {
+      registerComponent(message.component);
+      const color = colorOf(message.component);
+      dataset = { label: message.quantity, component: message.component, data: [] };
+      Object.assign(dataset, { borderColor: color, backgroundColor: color });
+      chart.data.datasets.push(dataset);
+      chart.data.datasets.sort((a, b) => a.label.localeCompare(b.label));
+    }
+    message.t.forEach((t, i) => insertPoint(dataset.data, t, message.v[i]));
+    const excess = dataset.data.length - state.layout.chart_points;
+    if (excess > 0) dataset.data.splice(0, excess);
+    // The values shown next to the title: each replaced only by one of the same or a newer time.
+    const newest = message.t.length - 1;
+    const shown = panel.latestValues.get(message.component);
+    if (newest >= 0 && (shown === undefined || message.t[newest] >= shown.t)) {
+      panel.latestValues.set(message.component, { t: message.t[newest], v: message.v[newest] });
+      const values = [...panel.latestValues.entries()].sort(([a], [b]) => a.localeCompare(b));
+      panel.latest.textContent = values.map(([c, p]) => `${c} ${number(p.v)}`).join(" · ");
+      panel.latest.title = values.map(([c, p]) => `${c} at ${clock(p.t)}`).join(", ");
+    }
+    state.dirty.add(chart);
+    return message.t.length;
+  }
+
+  // ---- window results -----------------------------------------------------------------------
+
+  function showResult(result) {
+    registerComponent(result.component);
+    state.results.set(result.key, result);
+    redrawResults(result.thing);
+  }
+
+  function dropResult(key) {
+    const result = state.results.get(key);
+    if (!result) return;
+    state.results.delete(key);
+    redrawResults(result.thing);
+  }
+
+  function redrawResults(thing) {
+    const view = thingView(thing);
+    const mine = [...state.results.values()]
+      .filter((r) => r.thing === thing)
+      .sort((a, b) => a.component.localeCompare(b.component));
+    const levels = mine.filter((r) => r.kind === "levels");
+    view.levels.data.datasets = levels.map((r) => ({
+      label: r.component,
+      data: state.layout.levels.map((l) => r.values[l] || 0),
+      backgroundColor: colorOf(r.component),
+    }));
+    view.card.querySelector(".window-label").textContent = levels.length
+      ? `window ${clock(levels[0].window_start)}–${clock(levels[0].window_end)}`
+      : "no current window";
+    const duty = mine.filter((r) => r.kind === "duty_cycle");
+    const limit = state.layout.duty_cycle_limit;
+    view.duty.data.labels = duty.map((r) => r.component);
+    view.duty.data.datasets[0].data = duty.map((r) => 100 * r.values.duty_cycle);
+    view.duty.data.datasets[0].backgroundColor = duty.map((r) =>
+      r.values.duty_cycle > limit ? "#ef4444" : "#22c55e",
+    );
+    view.card.querySelector(".duty-label").textContent = duty.length
+      ? duty.map((r) => `${r.component} ${percent(r.values.duty_cycle)}`).join(", ")
+      : "no current window";
+    view.card.querySelector(".alert-badge").hidden = !mine.some((r) => r.kind === "alert");
+    state.dirty.add(view.levels);
+    state.dirty.add(view.duty);
+  }
+
+  function addAlert(alert) {
+    const id = `${alert.key}@${alert.window_start}`;
+    if (state.seenAlerts.has(id)) return;
+    state.seenAlerts.add(id);
+    const list = thingView(alert.thing).card.querySelector(".alerts");
+    list.querySelector(".none")?.remove();
+    const item = document.createElement("li");
+    const limit = alert.values.limit ?? state.layout.duty_cycle_limit;
+    item.innerHTML = '<span class="when"></span> <b class="component"></b> duty cycle <span class="value"></span> &gt; <span class="limit"></span>';
+    item.querySelector(".when").textContent = `${clock(alert.window_start)}–${clock(alert.window_end)}`;
+    item.querySelector(".component").textContent = alert.component;
+    item.querySelector(".value").textContent = percent(alert.values.duty_cycle);
+    item.querySelector(".limit").textContent = percent(limit);
+    item.dataset.start = alert.window_start;
+    const later = [...list.children].find((li) => Number(li.dataset.start) < alert.window_start);
+    list.insertBefore(item, later || null);
+    while (list.children.length > MAX_ALERTS) list.lastElementChild.remove();
+  }
+
+  // ---- health -------------------------------------------------------------------------------
+
+  function cell(row, text, numeric) {
+    const td = row.insertCell();
+    td.textContent = text;
+    if (numeric) td.className = "num";
+  }
+
+  const count = (x) => (x === null || x === undefined ? "–" : Number(x).toLocaleString("en"));
+
+  function renderHealth(health) {
+    if (!health) return;
+    const topics = document.querySelector("#topics tbody");
+    topics.replaceChildren();
+    for (const t of health.topics || []) {
+      const row = topics.insertRow();
+      if (!t.assigned) row.className = "missing";
+      cell(row, t.topic);
+      cell(row, t.assigned ? count(t.records_per_s) : "no such topic yet", true);
+      cell(row, count(t.records), true);
+      cell(row, count(t.end_offset), true);
+      cell(row, count(t.lag), true);
+      if (t.role === "late") setCounter("late-count", t.records);
+      if (t.role === "dead_letter") setCounter("dead-count", t.records);
+    }
+    setCounter("pages-count", health.pages, true);
+    const queries = document.querySelector("#queries tbody");
+    queries.replaceChildren();
+    for (const q of health.queries || []) {
+      const row = queries.insertRow();
+      cell(row, q.query);
+      cell(row, q.state);
+      cell(row, q.rows_per_s === null ? "–" : count(Math.round(q.rows_per_s)), true);
+      cell(row, count(q.lag), true);
+    }
+    if (!(health.queries || []).length) {
+      const row = queries.insertRow();
+      row.className = "missing";
+      cell(row, "no streaming query is running");
+      row.cells[0].colSpan = 4;
+    }
+    const notes = [];
+    if (health.kafka_error) notes.push(health.kafka_error);
+    if (health.dropped_messages) notes.push(`${count(health.dropped_messages)} messages dropped for slow pages`);
+    document.getElementById("health-note").textContent = notes.join(" · ");
+  }
+
+  function setCounter(id, value, neutral) {
+    const element = document.getElementById(id);
+    element.textContent = count(value);
+    element.parentElement.classList.toggle("bad", !neutral && value > 0);
+  }
+
+  // ---- messages -----------------------------------------------------------------------------
+
+  function apply(message) {
+    for (const series of message.series || []) state.livePoints += addSeries(series);
+    for (const result of message.results || []) showResult(result);
+    for (const key of message.expired || []) dropResult(key);
+    for (const alert of message.alerts || []) addAlert(alert);
+    if (message.health) renderHealth(message.health);
+  }
+
+  function applyHistory(history) {
+    state.layout = history.layout;
+    for (const series of history.series) state.historyPoints += addSeries(series);
+    for (const alert of history.alerts) addAlert(alert);
+    for (const result of history.results) showResult(result);
+    renderHealth(history.health);
+    const status = document.getElementById("history-status");
+    status.textContent = history.error
+      ? `history unavailable: ${history.error}`
+      : `history: ${state.historyPoints.toLocaleString("en")} points from InfluxDB`;
+    state.historyLoaded = true;
+    state.pending.splice(0).forEach(apply);
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const socket = new WebSocket(`${scheme}://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws`);
+    const pill = document.getElementById("connection");
+    socket.onopen = () => {
+      pill.textContent = "live";
+      pill.className = "pill pill-on";
+    };
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      if (state.historyLoaded) apply(message);
+      else state.pending.push(message);
+    };
+    socket.onclose = () => {
+      pill.textContent = "reconnecting…";
+      pill.className = "pill pill-off";
+      setTimeout(connect, 2000);
+    };
+  }
+
+  function render() {
+    for (const chart of state.dirty) chart.update("none");
+    state.dirty.clear();
+    requestAnimationFrame(render);
+  }
+
+  async function start() {
+    connect();
+    const response = await fetch("api/history", { cache: "no-store" });
+    if (!response.ok) {
+      document.getElementById("history-status").textContent = `history refused: ${response.status}`;
+      return;
+    }
+    applyHistory(await response.json());
+    requestAnimationFrame(render);
+  }
+
+  window.statestreamDashboard = {
+    state,
+    pointCount(thing, chartId) {
+      const view = state.things.get(thing);
+      const panel = view && view.charts.get(chartId);
+      if (!panel) return 0;
+      return panel.chart.data.datasets.reduce((n, d) => n + d.data.length, 0);
+    },
+  };
+  start();
+})();
