@@ -258,12 +258,6 @@ class DashboardSettings(_Section):
     )
     history_points: int = Field(300, ge=1, le=10_000, description="points per series on page open")
     chart_points: int = Field(600, ge=10, le=10_000, description="points a chart keeps per series")
-    levels_window_s: float = Field(
-        60.0, gt=0, description="power-level window length, when settings.stats does not say"
-    )
-    duty_cycle_window_s: float = Field(
-        600.0, gt=0, description="duty-cycle window length, when settings.stats does not say"
-    )
 
     @property
     def is_local(self) -> bool:

@@ -35,7 +35,6 @@ from statestream.dashboard.hub import ClientHub
 from statestream.dashboard.kafka_feed import FeedBatch, KafkaFeed
 from statestream.dashboard.messages import (
     ALERT_KIND,
-    DEFAULT_DUTY_CYCLE_LIMIT,
     DUTY_CYCLE_KIND,
     LEVELS,
     LEVELS_KIND,
@@ -51,12 +50,12 @@ MAX_PENDING_BATCHES = 8
 
 
 def window_lengths_s(settings: Settings) -> dict[str, float]:
-    """Window length per kind of result, from the dashboard settings."""
-    dashboard = settings.dashboard
+    """Window length per kind of result: those of the statistics job (settings section stats)."""
+    stats = settings.stats
     return {
-        LEVELS_KIND: dashboard.levels_window_s,
-        DUTY_CYCLE_KIND: dashboard.duty_cycle_window_s,
-        ALERT_KIND: dashboard.duty_cycle_window_s,
+        LEVELS_KIND: stats.window_s,
+        DUTY_CYCLE_KIND: stats.duty_window_s,
+        ALERT_KIND: stats.duty_window_s,
     }
 
 
@@ -83,7 +82,7 @@ class DashboardState:
         return {
             "charts": [{"id": c.chart_id, "title": c.title} for c in self.shaper.charts],
             "levels": list(LEVELS),
-            "duty_cycle_limit": DEFAULT_DUTY_CYCLE_LIMIT,
+            "duty_cycle_limit": self.settings.stats.duty_limit,
             "chart_points": self.settings.dashboard.chart_points,
             "window_lengths_s": window_lengths_s(self.settings),
         }
