@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import signal
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -57,12 +59,14 @@ def sink_influx(
 
     from statestream.jobs.influx_sink_job import (
         InfluxSinkOptions,
+        check_sink_topics,
         sink_streams,
         start_influx_sink_query,
     )
     from statestream.jobs.session import spark_session
 
     settings = settings_from(ctx)
+    check_sink_topics(settings)  # before Spark starts: a missing topic is a one-line error
     totals = _Totals()
     options = InfluxSinkOptions(
         available_now=available_now,
@@ -72,7 +76,7 @@ def sink_influx(
         on_batch=totals.add,
     )
     spark = spark_session(settings, app_name="statestream-sink-influx")
-    query = None
+    stop = _StopOnCtrlC(options.stop_waiting)
     try:
         query = start_influx_sink_query(spark, settings, options)
         console.print(
@@ -81,17 +85,37 @@ def sink_influx(
             highlight=False,
         )
         while not query.awaitTermination(1.0):
-            pass
-    except KeyboardInterrupt:
-        console.print("stopping …")
-        options.stop_waiting.set()  # a batch waiting for InfluxDB gives up, uncommitted
-        if query is not None:
-            query.stop()
+            if stop.requested.is_set():
+                console.print("stopping …")
+                query.stop()
     except StreamingQueryException as exc:
-        raise StatestreamError(f"query sink_influx failed: {_reason(exc.desc)}") from None
+        if not stop.requested.is_set():
+            raise StatestreamError(f"query sink_influx failed: {_reason(exc.desc)}") from None
+        console.print("the batch that waited for InfluxDB is written on the next start")
     finally:
+        stop.restore()
         spark.stop()
     console.print(totals.summary(), highlight=False)
+
+
+class _StopOnCtrlC:
+    """Ctrl-C asks the query to stop, and a batch waiting for InfluxDB to give up (uncommitted).
+
+    PySpark's own SIGINT handler calls into the JVM from inside the main thread's py4j call and
+    breaks it; this one only sets flags, which the main loop checks between two waits.
+    """
+
+    def __init__(self, stop_waiting: threading.Event) -> None:
+        self.requested = threading.Event()
+        self.stop_waiting = stop_waiting
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.requested.set()
+        self.stop_waiting.set()
+
+    def restore(self) -> None:
+        signal.signal(signal.SIGINT, self._previous)
 
 
 class _Totals:
@@ -101,7 +125,7 @@ class _Totals:
         self.batches = self.records = self.points = self.bad = 0
 
     def add(self, report: SinkBatchReport) -> None:
-        console.print(report.line(), highlight=False)
+        console.print(report.line(), highlight=False, soft_wrap=True)
         self.batches += 1
         self.records += report.records
         self.points += report.points

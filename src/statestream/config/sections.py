@@ -151,7 +151,7 @@ class InfluxSettings(_Section):
 
 
 class InfluxSinkSettings(_Section):
-    """The InfluxDB sink (`statestream run sink-influx`): batching, triggers, waiting out outages."""
+    """The InfluxDB sink (`statestream run sink-influx`): batches, trigger, waiting out outages."""
 
     points_per_request: int = Field(10_000, ge=1, description="points per HTTP /write request")
     max_offsets_per_trigger: int | None = Field(

@@ -63,8 +63,8 @@ class SinkBatchReport:
         waited = f", waited {self.waited_s:.1f} s for InfluxDB" if self.retries else ""
         return (
             f"batch {self.batch_id}: {self.records:,} records → {self.points:,} points, "
-            f"dead-lettered {self.bad_records:,} bad records and {self.refused_points:,} refused "
-            f"points, {self.seconds:.2f} s ({self.points_per_s:,.0f} points/s){waited}"
+            f"dead-lettered {self.bad_records:,} bad records + {self.refused_points:,} refused "
+            f"points, {self.seconds:.2f} s, {self.points_per_s:,.0f} points/s{waited}"
         )
 
 
@@ -208,7 +208,7 @@ def start_influx_sink_query(
     spark: SparkSession, settings: Settings, options: InfluxSinkOptions
 ) -> StreamingQuery:
     """Start the sink query (its own name and checkpoint); raises if a topic is missing."""
-    _check_topics(settings, list(sink_streams(settings)))
+    check_sink_topics(settings)
     checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
     batches = InfluxSinkBatches(settings, options, checkpoint)
     try:
@@ -229,7 +229,9 @@ def start_influx_sink_query(
     return stream.start()
 
 
-def _check_topics(settings: Settings, topics: list[str]) -> None:
+def check_sink_topics(settings: Settings) -> None:
+    """Raise `ServiceError` naming the sink's topics Kafka lacks, or when Kafka is silent."""
+    topics = list(sink_streams(settings))
     try:
         existing = AdminClient(settings.kafka.client_config()).list_topics(timeout=30).topics
     except KafkaException as exc:
