@@ -1,0 +1,90 @@
+"""`statestream bench sink`: points per second into InfluxDB (added to the `bench` group)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from statestream.cli._common import console, err_console, settings_from
+from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app
+
+TARGET_POINTS_PER_S = 50_000
+
+
+def bench_sink(
+    ctx: typer.Context,
+    records: Annotated[
+        int, typer.Option("--records", min=1000, help="Kafka records (values) in the input.")
+    ] = 400_000,
+    partitions: Annotated[
+        int, typer.Option("--partitions", min=1, help="Partitions of each input topic.")
+    ] = 4,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Points per second into InfluxDB: the writer alone, then the Spark sink query.
+
+    The real sample cloned into many machines, plus a joined pair per torque record, as the JSON
+    values they are on Kafka. 1: turned into points and written by the InfluxDB writer. 2: the
+    same values preloaded into fresh topics and written by the sink query (availableNow), points
+    counted back from InfluxDB. Target: ≥ 50,000 points/s for the query's batches. Needs the
+    services running; its topics, database and checkpoint are removed at the end.
+    """
+    from statestream.jobs.session import spark_session
+
+    module = _benchmark("sink_bench")
+    settings = settings_from(ctx)
+    say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
+    options = module.SinkBenchOptions(records=records, partitions=partitions)
+    with _stdout_to_stderr(as_json):
+        spark = spark_session(settings, app_name="statestream-bench-sink")
+        try:
+            figures = module.run(spark, settings, options, say)
+        finally:
+            spark.stop()
+    figures["target_points_per_s"] = TARGET_POINTS_PER_S
+    if as_json:
+        print(json.dumps(figures))
+        return
+    console.print(_table(figures), width=max(console.width, 100))
+
+
+def _table(f: dict) -> Table:
+    table = Table(
+        title=f"statestream bench sink ({f['records']:,} records → {f['points']:,} points)"
+    )
+    table.add_column("step")
+    table.add_column("points/s", justify="right")
+    table.add_column("detail")
+    table.add_row("writer: JSON → points", f"{f['convert_points_per_s']:,}", "PointBuilder")
+    table.add_row(
+        "writer: points → InfluxDB",
+        f"{f['write_points_per_s']:,}",
+        f"{f['write_requests']:,} requests of ≤ {f['points_per_request']:,} points",
+    )
+    table.add_row("writer: both", f"{f['writer_points_per_s']:,}", "")
+    met = "met" if f["points_per_s"] >= f["target_points_per_s"] else "NOT met"
+    table.add_row(
+        "query: batches",
+        f"[bold]{f['points_per_s']:,}[/]",
+        f"{f['query_batches']} batches, {f['query_batch_seconds']} s; target "
+        f"{f['target_points_per_s']:,} {met}",
+    )
+    table.add_row(
+        "query: whole run",
+        f"{f['query_wall_points_per_s']:,}",
+        f"{f['query_wall_s']} s with the query's start; "
+        f"{f['query_points_in_influxdb']:,} points counted in InfluxDB",
+    )
+    table.caption = (
+        f"{f['cpus']} CPUs, load average {f['load_average_1m']} at the end "
+        f"(other work on the machine slows every figure)"
+    )
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    """Add `sink` to the `bench` group, which `bench_cmd` registers on `app`."""
+    bench_app.command("sink")(bench_sink)
