@@ -9,6 +9,7 @@ series), the window results and alerts, and every few seconds the pipeline's hea
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from statestream.config import Settings
 from statestream.dashboard.health import (
@@ -82,6 +83,7 @@ class KafkaFeed:
         self.roles = watched_topics(settings)
         self.figures = {topic: TopicFigures(topic, role) for topic, role in self.roles.items()}
         self._partitions: dict[str, list[int]] = {}
+        self._starts: dict[str, PartitionOffsets] = {}
         self._error: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dashboard-kafka-feed", daemon=True)
@@ -146,11 +148,30 @@ class KafkaFeed:
             found = metadata.topics.get(topic)
             if topic in self._partitions or found is None or found.error is not None:
                 continue
-            start = OFFSET_BEGINNING if role in COUNTED_ROLES else OFFSET_END
-            self._partitions[topic] = sorted(found.partitions)
-            new += [TopicPartition(topic, p, start) for p in self._partitions[topic]]
+            starts = self._start_offsets(consumer, topic, sorted(found.partitions), role)
+            if starts is None:
+                continue
+            self._partitions[topic] = sorted(starts)
+            self._starts[topic] = starts
+            new += [TopicPartition(topic, p, offset) for p, offset in starts.items()]
         if new:
             consumer.incremental_assign(new)
+
+    def _start_offsets(
+        self, consumer: Consumer, topic: str, partitions: list[int], role: str
+    ) -> PartitionOffsets | None:
+        """Where to start each partition: its end (live topics) or its beginning (counted ones).
+
+        Explicit offsets rather than "end"/"beginning", so that the lag is known from the start.
+        """
+        starts: PartitionOffsets = {}
+        for p in partitions:
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=5)
+            except KafkaException:
+                return None
+            starts[p] = low if role in COUNTED_ROLES else high
+        return starts
 
     def _take(self, message: Any) -> None:
         if message.error():
@@ -162,6 +183,8 @@ class KafkaFeed:
         role = figures.role
         try:
             if role in ("data", "out"):
+                if not self.shaper.is_charted_key(message.key()):
+                    return
                 point = self.shaper.point(raw)
                 if point is not None:
                     self._points.append(point)
@@ -214,9 +237,7 @@ class KafkaFeed:
             "queries": query_health(self.settings, ends),
         }
 
-    def _end_offsets_and_lag(
-        self, consumer: Consumer, topic: str
-    ) -> tuple[PartitionOffsets, int | None]:
+    def _end_offsets_and_lag(self, consumer: Consumer, topic: str) -> tuple[PartitionOffsets, int]:
         partitions = [TopicPartition(topic, p) for p in self._partitions[topic]]
         ends: PartitionOffsets = {}
         for tp in partitions:
@@ -227,12 +248,9 @@ class KafkaFeed:
             except KafkaException:
                 continue
             ends[tp.partition] = high
-        try:
-            positions = {
-                tp.partition: tp.offset for tp in consumer.position(partitions) if tp.offset >= 0
-            }
-        except KafkaException:
-            positions = {}
-        if any(end > 0 and p not in positions for p, end in ends.items()):
-            return ends, None  # not fetching everywhere yet: the lag is not known
+        positions = dict(self._starts[topic])  # where nothing was read yet
+        with contextlib.suppress(KafkaException):
+            positions.update(
+                {tp.partition: tp.offset for tp in consumer.position(partitions) if tp.offset >= 0}
+            )
         return ends, lag(ends, positions)

@@ -111,9 +111,24 @@ class RecordShaper:
 
     def __init__(self, specs: Sequence[JoinSpecSettings]) -> None:
         self.charts = charts_of(specs)
+        self._chart_of: dict[str, ChartSpec | None] = {}
 
     def chart_of(self, quantity: str) -> ChartSpec | None:
-        return next((c for c in self.charts if c.component_of(quantity) is not None), None)
+        """The chart a quantity is drawn on, or None (remembered: quantities are few)."""
+        if quantity not in self._chart_of:
+            if len(self._chart_of) > 10_000:
+                self._chart_of.clear()
+            found = (c for c in self.charts if c.component_of(quantity) is not None)
+            self._chart_of[quantity] = next(found, None)
+        return self._chart_of[quantity]
+
+    def is_charted_key(self, key: bytes | None) -> bool:
+        """Whether a record keyed `thing.quantity` may be charted: True unless its key names a
+        quantity no chart shows (a cheap test that spares parsing the record)."""
+        if not key:
+            return True
+        quantity = key.rpartition(b".")[2].decode("utf-8", "replace")
+        return self.chart_of(quantity) is not None
 
     def point(self, raw: bytes | str | None) -> SeriesPoint | None:
         """A machine.data record or a machine.out pair as a chart point; None if not charted."""

@@ -4,8 +4,6 @@
 
 (() => {
   const PALETTE = ["#38bdf8", "#f472b6", "#a3e635", "#fbbf24", "#c084fc", "#2dd4bf"];
-  const GRID = "rgba(148, 163, 184, 0.15)";
-  const TICKS = "#94a3b8";
   const MAX_ALERTS = 30;
 
   const state = {
@@ -20,10 +18,7 @@
     dirty: new Set(),
   };
 
-  Chart.defaults.color = TICKS;
-  Chart.defaults.font.family = getComputedStyle(document.documentElement).fontFamily;
-
-  const clock = (ms) => new Date(ms).toLocaleTimeString([], { hour12: false });
+  const { clock, seriesChart, levelsChart, dutyChart } = window.statestreamCharts;
   const percent = (x) => `${(100 * x).toFixed(1)} %`;
   const number = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
   const components = []; // every component seen, sorted: a component has one colour everywhere
@@ -40,89 +35,6 @@
       }
     }
     for (const thing of state.things.keys()) redrawResults(thing);
-  }
-
-  // ---- charts -------------------------------------------------------------------------------
-
-  function seriesChart(canvas) {
-    return new Chart(canvas, {
-      type: "line",
-      data: { datasets: [] },
-      options: {
-        animation: false,
-        parsing: false,
-        normalized: true,
-        responsive: true,
-        maintainAspectRatio: false,
-        elements: { point: { radius: 0 }, line: { borderWidth: 1.5, tension: 0 } },
-        scales: {
-          x: { type: "linear", grid: { color: GRID }, ticks: { maxTicksLimit: 5, callback: clock } },
-          y: { grid: { color: GRID }, ticks: { maxTicksLimit: 5 } },
-        },
-        plugins: {
-          legend: { labels: { boxWidth: 10, boxHeight: 2 } },
-          tooltip: { callbacks: { title: (items) => clock(items[0].parsed.x) } },
-        },
-      },
-    });
-  }
-
-  function levelsChart(canvas) {
-    return new Chart(canvas, {
-      type: "bar",
-      data: { labels: state.layout.levels.map((l) => `${l} %`), datasets: [] },
-      options: {
-        animation: false,
-        responsive: true,
-        maintainAspectRatio: false,
-        scales: {
-          x: { grid: { color: GRID }, title: { display: true, text: "share of rated power" } },
-          y: { grid: { color: GRID }, beginAtZero: true, title: { display: true, text: "seconds" } },
-        },
-        plugins: { legend: { labels: { boxWidth: 10 } } },
-      },
-    });
-  }
-
-  function dutyChart(canvas) {
-    const limit = 100 * state.layout.duty_cycle_limit;
-    return new Chart(canvas, {
-      type: "bar",
-      data: {
-        labels: [],
-        datasets: [{ label: "duty cycle %", data: [], backgroundColor: [], maxBarThickness: 26 }],
-      },
-      options: {
-        indexAxis: "y",
-        animation: false,
-        responsive: true,
-        maintainAspectRatio: false,
-        scales: {
-          x: {
-            min: 0,
-            max: 100,
-            grid: { color: GRID },
-            ticks: { stepSize: 20, maxRotation: 0, callback: (v) => `${v} %` },
-          },
-          y: { grid: { color: GRID } },
-        },
-        plugins: {
-          legend: { display: false },
-          annotation: {
-            annotations: {
-              limit: {
-                type: "line",
-                xMin: limit,
-                xMax: limit,
-                borderColor: "#ef4444",
-                borderWidth: 2,
-                borderDash: [6, 4],
-              },
-            },
-          },
-        },
-      },
-    });
   }
 
   // ---- things -------------------------------------------------------------------------------
@@ -157,8 +69,11 @@
     levels.dataset.thing = duty.dataset.thing = name;
     const limitNote = `– – limit ${(100 * state.layout.duty_cycle_limit).toFixed(0)} %`;
     card.querySelector(".limit-note").textContent = limitNote;
-    view.levels = levelsChart(levels);
-    view.duty = dutyChart(duty);
+    view.levels = levelsChart(levels, state.layout.levels);
+    view.duty = dutyChart(duty, state.layout.duty_cycle_limit);
+    for (const label of card.querySelectorAll(".window-label, .duty-label")) {
+      label.textContent = "no current window";
+    }
     state.things.set(name, view);
     return view;
   }
