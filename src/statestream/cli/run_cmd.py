@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from statestream.cli._common import console, settings_from
-from statestream.errors import StatestreamError
+from statestream.cli._queries import Watched, watch
 
 run_app = typer.Typer(help="Run a Spark job.", no_args_is_help=True)
 
@@ -90,8 +90,6 @@ def join(
     to the late topic and malformed ones to the dead-letter topic, each batch in one Kafka
     transaction. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
     """
-    from pyspark.errors import StreamingQueryException
-
     from statestream.jobs.join_job import JoinJobOptions, batch_metrics, start_join_query
     from statestream.jobs.session import spark_session
 
@@ -104,34 +102,26 @@ def join(
         pause_after_commit_s=pause_after_commit,
     )
     spark = spark_session(settings, app_name="statestream-join")
-    query = start_join_query(spark, settings, options)
-    console.print(f"query [bold]{query.name}[/] started; Ctrl-C stops it")
-    seen = -1
     try:
-        finished = False
-        while not finished:
-            finished = query.awaitTermination(1.0)
-            for progress in query.recentProgress:
-                if progress["batchId"] > seen:
-                    seen = progress["batchId"]
-                    console.print(_metrics_line(batch_metrics(progress)), highlight=False)
-    except KeyboardInterrupt:
-        console.print("stopping …")
-        query.stop()
-    except StreamingQueryException as exc:
-        raise StatestreamError(f"query {query.name} failed: {exc.desc.splitlines()[0]}") from None
+        query = start_join_query(spark, settings, options)
+        console.print(f"query [bold]{query.name}[/] started; Ctrl-C stops it")
+        watch([Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))])
     finally:
         spark.stop()
-    console.print(f"query {query.name} stopped")
 
 
-def _metrics_line(m: dict) -> str:
+def join_metrics_line(m: dict) -> str:
     lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
     return (
         f"batch {m['batch']}: {m['records_in']:,} in, {m['pairs_out']:,} pairs, "
         f"late {m['late']:,}, duplicates {m['duplicates']:,}, malformed {m['malformed']:,}, "
-        f"state {m['state_records']:,} records, {m['duration_s']:.2f} s, event-time lag {lag}"
+        f"state {m['state_records']:,} records ({_kilobytes(m['state_bytes'])}), "
+        f"{m['duration_s']:.2f} s, event-time lag {lag}"
     )
+
+
+def _kilobytes(size: int | None) -> str:
+    return "–" if size is None else f"{size / 1000:,.0f} kB"
 
 
 def register(app: typer.Typer) -> None:

@@ -20,6 +20,7 @@ from pyspark.sql.streaming import StreamingQuery
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
 from statestream.jobs.records import MACHINE_RECORD_SCHEMA
+from statestream.jobs.status import state_bytes
 from statestream.join import SpecTemplate
 from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter, checkpoint_query_id
 
@@ -185,7 +186,7 @@ def batch_metrics(progress: dict) -> dict[str, float | int | None]:
         "malformed": observed.get("malformed", 0),
         "state_records": observed.get("state_records", 0),
         "state_rows": state.get("numRowsTotal"),
-        "state_bytes": state.get("memoryUsedBytes"),
+        "state_bytes": state_bytes(state) if state else None,
         "duration_s": (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000.0,
         "event_time_lag_s": lag,
     }

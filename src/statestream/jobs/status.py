@@ -64,7 +64,7 @@ class QueryStatus:
         operators = progress.get("stateOperators") or []
         if operators:
             self.state_rows = sum(int(op.get("numRowsTotal") or 0) for op in operators)
-            self.state_bytes = sum(_state_bytes(op) for op in operators)
+            self.state_bytes = sum(state_bytes(op) for op in operators)
         self.watermark = (progress.get("eventTime") or {}).get("watermark")
         self.metrics = {
             name: value
@@ -77,7 +77,7 @@ class QueryStatus:
                 self.totals[name] = self.totals.get(name, 0) + value
 
 
-def _state_bytes(operator: dict[str, Any]) -> int:
+def state_bytes(operator: dict[str, Any]) -> int:
     """Bytes of a state operator: RocksDB's SST files when reported, else memory used."""
     custom = operator.get("customMetrics") or {}
     return int(

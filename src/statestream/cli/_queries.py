@@ -1,0 +1,79 @@
+"""Streaming queries run from the command line: a line per batch; Ctrl-C stops them cleanly."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from statestream.cli._common import console
+from statestream.errors import StatestreamError
+
+if TYPE_CHECKING:
+    from pyspark.sql.streaming import StreamingQuery
+
+_STATESTREAM_ERROR = re.compile(r"statestream\.errors\.\w+: (.+)")
+
+
+@dataclass
+class Watched:
+    """A started query; `line` turns one batch's progress into the line printed for it."""
+
+    query: StreamingQuery
+    line: Callable[[dict], str] | None = None
+    on_stop: Callable[[], None] | None = None  # called on Ctrl-C before the query is stopped
+    seen: int = field(default=-1, init=False)
+
+    def print_new_batches(self, prefix: str) -> None:
+        if self.line is None:
+            return
+        for progress in self.query.recentProgress:
+            if progress["batchId"] > self.seen:
+                self.seen = progress["batchId"]
+                console.print(prefix + self.line(progress), highlight=False, markup=False)
+
+    def stop(self) -> None:
+        if self.on_stop is not None:
+            self.on_stop()
+        self.query.stop()
+
+
+def watch(queries: Sequence[Watched]) -> None:
+    """Print each query's batches until all have stopped; Ctrl-C stops them all.
+
+    A query that fails stops the others and raises `StatestreamError` with its reason.
+    """
+    prefix = (lambda w: f"[{w.query.name}] ") if len(queries) > 1 else (lambda w: "")
+    try:
+        while any(w.query.isActive for w in queries):
+            time.sleep(0.5)
+            for watched in queries:
+                watched.print_new_batches(prefix(watched))
+                _raise_if_failed(watched, queries)
+        for watched in queries:
+            watched.print_new_batches(prefix(watched))
+            _raise_if_failed(watched, queries)
+    except KeyboardInterrupt:
+        console.print("stopping …")
+        for watched in queries:
+            watched.stop()
+    for watched in queries:
+        console.print(f"query {watched.query.name} stopped")
+
+
+def _raise_if_failed(watched: Watched, queries: Sequence[Watched]) -> None:
+    failure = watched.query.exception()
+    if failure is None:
+        return
+    for other in queries:
+        if other.query.isActive:
+            other.stop()
+    raise StatestreamError(f"query {watched.query.name} failed: {failure_reason(failure.desc)}")
+
+
+def failure_reason(description: str) -> str:
+    """The statestream error inside a failed query's description, else its first line."""
+    matches = _STATESTREAM_ERROR.findall(description)
+    return matches[-1] if matches else description.strip().splitlines()[0]

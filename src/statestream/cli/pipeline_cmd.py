@@ -1,0 +1,100 @@
+"""`statestream run pipeline`: join, statistics and InfluxDB sink in one Spark application."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from statestream.cli._common import console, settings_from
+from statestream.cli._queries import Watched, watch
+from statestream.cli.run_cmd import StartingOffsets, join_metrics_line, run_app
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from statestream.config import Settings
+
+
+def pipeline(
+    ctx: typer.Context,
+    available_now: Annotated[
+        bool,
+        typer.Option(
+            "--available-now",
+            help="Process what is in the topics, one query after the other, then stop.",
+        ),
+    ] = False,
+    starting: Annotated[
+        StartingOffsets,
+        typer.Option("--from", help="Where new queries start reading their topics."),
+    ] = StartingOffsets.earliest,
+    stats: Annotated[
+        bool, typer.Option("--stats/--no-stats", help="Run the statistics query.")
+    ] = True,
+    sink: Annotated[
+        bool, typer.Option("--sink/--no-sink", help="Run the InfluxDB sink query.")
+    ] = True,
+) -> None:
+    """The join, the operation statistics and the InfluxDB sink as one Spark application.
+
+    The queries share one SparkSession (so the whole pipeline fits a small machine) and each
+    keeps its own checkpoint in the checkpoint root: join, stats and sink_influx, the same ones
+    `run join`, `run stats` and `run sink-influx` use, so you can switch between the two ways of
+    running them. Each batch prints one line, prefixed with its query. Without --available-now
+    the queries run side by side until stopped; Ctrl-C stops them all cleanly.
+    """
+    from statestream.jobs.session import spark_session
+
+    settings = settings_from(ctx)
+    spark = spark_session(settings, app_name="statestream-pipeline")
+    starters = [_join]
+    starters += [_stats] if stats else []
+    starters += [_sink] if sink else []
+    try:
+        if available_now:
+            for start in starters:  # each query reads what the one before it wrote
+                watch([start(spark, settings, starting.value, True)])
+        else:
+            queries = [start(spark, settings, starting.value, False) for start in starters]
+            names = ", ".join(w.query.name for w in queries)
+            console.print(f"queries {names} started; Ctrl-C stops them")
+            watch(queries)
+    finally:
+        spark.stop()
+
+
+def _join(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
+    from statestream.jobs.join_job import JoinJobOptions, batch_metrics, start_join_query
+
+    options = JoinJobOptions(available_now=available_now, starting_offsets=starting)
+    query = start_join_query(spark, settings, options)
+    return Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))
+
+
+def _stats(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
+    from statestream.cli.stats_cmd import stats_metrics_line
+    from statestream.jobs.stats_job import StatsJobOptions, batch_metrics, start_stats_query
+
+    options = StatsJobOptions(available_now=available_now, starting_offsets=starting)
+    query = start_stats_query(spark, settings, options)
+    return Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))
+
+
+def _sink(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
+    from statestream.jobs.influx_sink_job import InfluxSinkOptions, start_influx_sink_query
+
+    def print_batch(report) -> None:
+        console.print(f"[{options.query_name}] {report.line()}", highlight=False, markup=False)
+
+    options = InfluxSinkOptions(
+        available_now=available_now, starting_offsets=starting, on_batch=print_batch
+    )
+    query = start_influx_sink_query(spark, settings, options)
+    return Watched(query, on_stop=options.stop_waiting.set)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `pipeline` to the `run` group, which `run_cmd` registers on `app`."""
+    del app
+    run_app.command("pipeline")(pipeline)
