@@ -13,6 +13,7 @@ from statestream.dashboard import (
     SeriesPoint,
     UnreadableRecord,
     WindowResult,
+    health,
     hub,
     messages,
     policy,
@@ -157,7 +158,7 @@ def test_lag_counts_only_partitions_with_a_position() -> None:
     assert lag({0: 100, 1: 50, 2: 7}, {0: 90, 1: 50}) == 10
 
 
-@pytest.mark.parametrize("module", [messages, policy, hub])
+@pytest.mark.parametrize("module", [messages, policy, hub, health])
 def test_docstring_examples(module) -> None:
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

@@ -99,3 +99,15 @@ def test_messages_carry_the_seconds_left(board: ResultBoard) -> None:
         "values": {"duty_cycle": 0.45},
         "expires_in_s": 595.0,
     }
+
+
+def test_history_shows_what_is_not_shown_and_never_extends_a_shown_window(
+    board: ResultBoard,
+) -> None:
+    assert board.offer_history(levels(0), now=0.0)
+    assert not board.offer_history(levels(0), now=50.0)  # the same window again: no new lifetime
+    assert board.expire(now=65.0) == ["R1.C11.levels"]
+    board.offer(levels(MINUTE, 3.0), now=70.0)
+    assert not board.offer_history(levels(0), now=71.0)
+    assert board.offer_history(levels(2 * MINUTE, 4.0), now=72.0)
+    assert board.shown() == [levels(2 * MINUTE, 4.0)]

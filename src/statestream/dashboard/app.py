@@ -136,9 +136,10 @@ class DashboardState:
         }
 
     def offer_history(self, results: list[WindowResult]) -> None:
+        """Show the window results a page loaded from InfluxDB, unless newer ones are shown."""
         now = self.clock()
         for result in results:
-            self.board.offer(result, now)
+            self.board.offer_history(result, now)
 
 
 async def page(request: Request) -> Response:
@@ -151,8 +152,8 @@ async def history(request: Request) -> Response:
     loaded = await run_in_threadpool(
         load_history, settings.influx, state.shaper, settings.dashboard.history_points
     )
+    state.sweep()
     state.offer_history(loaded.results)
-    state.board.expire(state.clock())
     return JSONResponse(
         {
             "layout": state.layout(),

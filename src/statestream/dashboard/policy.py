@@ -54,6 +54,14 @@ class ResultBoard:
         self._shown[result.key] = _Shown(result, now + self.lifetime_s(result.kind))
         return True
 
+    def offer_history(self, result: WindowResult, now: float) -> bool:
+        """Show a result loaded from history only if nothing is shown for its key or it is for a
+        strictly newer window: reloading the same window must not extend its time on screen."""
+        shown = self._shown.get(result.key)
+        if shown is not None and result.event_time <= shown.result.event_time:
+            return False
+        return self.offer(result, now)
+
     def expire(self, now: float) -> list[str]:
         """Take off the results whose time is up; their keys, so that the screens drop them."""
         gone = [key for key, shown in self._shown.items() if shown.expires_at <= now]
