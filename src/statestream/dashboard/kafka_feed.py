@@ -10,6 +10,7 @@ series), the window results and alerts, and every few seconds the pipeline's hea
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 import uuid
@@ -35,6 +36,8 @@ from statestream.dashboard.messages import (
     WindowResult,
     series_messages,
 )
+
+logger = logging.getLogger(__name__)
 
 POINTS_PER_SERIES_PER_FLUSH = 25
 TOPIC_RETRY_S = 5.0
@@ -115,6 +118,17 @@ class KafkaFeed:
             consumer.close()
 
     def _loop(self, consumer: Consumer) -> None:
+        """Read, and hand over a batch per interval, until stopped; an unexpected error is logged,
+        shown in the health and does not end the feed."""
+        while not self._stop.is_set():
+            try:
+                self._read(consumer)
+            except Exception as exc:
+                logger.exception("dashboard feed")
+                self._error = f"dashboard feed error: {type(exc).__name__}: {exc}"
+                self._stop.wait(1.0)
+
+    def _read(self, consumer: Consumer) -> None:
         next_flush = next_health = next_assign = time.monotonic()
         while not self._stop.is_set():
             now = time.monotonic()
