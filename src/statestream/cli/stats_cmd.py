@@ -70,7 +70,9 @@ def stats(
             for progress in query.recentProgress:
                 if progress["batchId"] > seen:
                     seen = progress["batchId"]
-                    console.print(_metrics_line(batch_metrics(progress)), highlight=False)
+                    console.print(
+                        _metrics_line(batch_metrics(progress)), highlight=False, soft_wrap=True
+                    )
     except KeyboardInterrupt:
         console.print("stopping …")
         query.stop()
