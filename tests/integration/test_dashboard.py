@@ -214,7 +214,8 @@ def test_requests_without_the_token_are_refused(dashboard: Dashboard, browser) -
 
 
 def _open(browser, dashboard: Dashboard):
-    """A page of the dashboard, opened with the token, once it has shown the history."""
+    """A page of the dashboard, opened with the token, once it has shown the history and its
+    websocket is open (what is produced from then on reaches it)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = browser.new_page(viewport={"width": 1500, "height": 1100})
@@ -222,7 +223,10 @@ def _open(browser, dashboard: Dashboard):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{dashboard.url}?token={dashboard.token}")
     try:
-        page.wait_for_function("window.statestreamDashboard?.state.historyLoaded === true")
+        page.wait_for_function(
+            "window.statestreamDashboard?.state.historyLoaded && "
+            "window.statestreamDashboard.state.connected"
+        )
     except PlaywrightTimeout:
         raise AssertionError(f"the page did not load its history; page errors: {errors}") from None
     return page

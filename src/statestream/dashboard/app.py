@@ -173,8 +173,12 @@ async def health(request: Request) -> Response:
 async def live(websocket: WebSocket) -> None:
     """Send the page every live message until it goes away."""
     state: DashboardState = websocket.app.state.dashboard
-    await websocket.accept()
-    client = state.hub.connect()
+    client = state.hub.connect()  # before the handshake ends: the page misses nothing after it
+    try:
+        await websocket.accept()
+    except Exception:
+        state.hub.disconnect(client)
+        raise
 
     async def send_all() -> None:
         while True:

@@ -13,6 +13,7 @@
     seenAlerts: new Set(),
     pending: [], // live messages that arrived before the history
     historyLoaded: false,
+    connected: false, // the websocket is open
     historyPoints: 0,
     livePoints: 0,
     dirty: new Set(),
@@ -270,6 +271,7 @@
     const socket = new WebSocket(`${scheme}://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws`);
     const pill = document.getElementById("connection");
     socket.onopen = () => {
+      state.connected = true;
       pill.textContent = "live";
       pill.className = "pill pill-on";
     };
@@ -279,6 +281,7 @@
       else state.pending.push(message);
     };
     socket.onclose = () => {
+      state.connected = false;
       pill.textContent = "reconnecting…";
       pill.className = "pill pill-off";
       setTimeout(connect, 2000);
