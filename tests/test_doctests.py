@@ -1,4 +1,5 @@
-"""The examples in the docstrings of the join engine and the testing helpers run as written."""
+"""The examples in the docstrings of the join and statistics cores and the testing helpers run
+as written."""
 
 import doctest
 import importlib
@@ -10,6 +11,9 @@ MODULES = [
     "statestream.join.engine",
     "statestream.join.router",
     "statestream.join.spec",
+    "statestream.stats.records",
+    "statestream.stats.spec",
+    "statestream.stats.windows",
     "statestream.testing",
 ]
 
