@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -62,7 +64,7 @@ def _of(thing: str, results: dict) -> dict:
 
 
 def test_synthetic_series_give_their_known_statistics(
-    spark, local_services: Settings, unique_name: str
+    spark, local_services: Settings, unique_name: str, tmp_path: Path
 ) -> None:
     settings = stats_topic_settings(local_services, unique_name, 3)
     records, stray_time = _synthetic()
@@ -81,7 +83,11 @@ def test_synthetic_series_give_their_known_statistics(
         spark,
         settings,
         StatsJobOptions(
-            available_now=True, max_offsets_per_trigger=1500, query_name=unique_name, spec=SPEC
+            available_now=True,
+            max_offsets_per_trigger=1500,
+            query_name=unique_name,
+            checkpoint=tmp_path / "checkpoint",
+            spec=SPEC,
         ),
     )
     query.awaitTermination()

@@ -37,7 +37,9 @@ def test_sample_statistics_equal_the_pandas_computation(
 
     stats = settings.stats.model_copy(update={"rated_power_kw": RATED_KW})
     settings = settings.model_copy(update={"stats": stats})
-    options = StatsJobOptions(available_now=True, query_name=unique_name)
+    options = StatsJobOptions(
+        available_now=True, query_name=unique_name, checkpoint=tmp_path / "stats"
+    )
     query = start_stats_query(spark, settings, options)
     query.awaitTermination()
     assert query.exception() is None

@@ -56,3 +56,12 @@ def test_bad_values_are_one_line_errors(
         load_settings()
     assert f"stats.{name.lower()}" in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_a_checkpoint_with_other_window_lengths_is_refused(tmp_path) -> None:
+    from statestream.jobs.stats_job import check_checkpoint_windows
+
+    check_checkpoint_windows(tmp_path / "checkpoint", StatsSpec())
+    check_checkpoint_windows(tmp_path / "checkpoint", StatsSpec(duty_limit=0.5))  # same windows
+    with pytest.raises(ConfigError, match="use a new --checkpoint"):
+        check_checkpoint_windows(tmp_path / "checkpoint", StatsSpec(window_ms=30_000))

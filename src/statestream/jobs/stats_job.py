@@ -13,6 +13,7 @@ on the series' arrival order, never on how Spark cuts it into micro-batches.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
+from statestream.errors import ConfigError
 from statestream.jobs.kafka_output import exactly_once_batches
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
@@ -29,6 +31,7 @@ from statestream.stats import StatsSpec
 
 QUERY_NAME = "stats"
 METRICS_NAME = "stats_metrics"
+WINDOWS_FILE = "statestream-windows.json"
 log = logging.getLogger("statestream.stats")
 
 
@@ -110,6 +113,7 @@ def start_stats_query(
 ) -> StreamingQuery:
     """Start the statistics query; each micro-batch goes to Kafka in one transaction."""
     checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
+    check_checkpoint_windows(Path(checkpoint), options.spec or stats_spec(settings))
     stream = (
         statistics(spark, settings, options)
         .writeStream.queryName(options.query_name)
@@ -125,6 +129,30 @@ def start_stats_query(
     else:
         stream = stream.trigger(processingTime=f"{settings.stats.trigger_interval_s} seconds")
     return stream.start()
+
+
+def check_checkpoint_windows(checkpoint: Path, spec: StatsSpec) -> None:
+    """Refuse a checkpoint whose state holds windows of other lengths than `spec`'s.
+
+    The window lengths are kept in a small file in the checkpoint folder, so a changed setting
+    stops the command with one line before Spark starts, not with a failed batch.
+    """
+    lengths = {
+        "window_ms": spec.window_ms,
+        "duty_window_ms": spec.duty_window_ms,
+        "duty_slide_ms": spec.duty_slide_ms,
+    }
+    marker = checkpoint / WINDOWS_FILE
+    if not marker.is_file():
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        marker.write_text(json.dumps(lengths))
+        return
+    stored = json.loads(marker.read_text())
+    if stored != lengths:
+        raise ConfigError(
+            f"checkpoint {checkpoint} holds windows of other lengths ({stored}) than the "
+            f"settings ({lengths}); use a new --checkpoint"
+        )
 
 
 def batch_metrics(progress: dict) -> dict[str, float | int | None]:
