@@ -73,6 +73,12 @@ def _table(f: dict) -> Table:
         f"{f['target_points_per_s']:,} {met}",
     )
     table.add_row(
+        "query: time in batches",
+        "",
+        f"Kafka read and collect {f['query_read_s']} s, conversion {f['query_convert_s']} s, "
+        f"InfluxDB writes {f['query_write_s']} s",
+    )
+    table.add_row(
         "query: whole run",
         f"{f['query_wall_points_per_s']:,}",
         f"{f['query_wall_s']} s with the query's start; "

@@ -54,6 +54,9 @@ class SinkBatchReport:
     retries: int
     waited_s: float
     seconds: float
+    read_s: float = 0.0  # Kafka read and collect (Arrow)
+    convert_s: float = 0.0  # records → points
+    write_s: float = 0.0  # InfluxDB requests, waits included
 
     @property
     def points_per_s(self) -> float:
@@ -136,10 +139,13 @@ class InfluxSinkBatches:
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
-        table = batch.toArrow()
+        table = batch.toArrow()  # the one Spark action of the batch
         topics, partitions, offsets, values = (table.column(i).to_pylist() for i in range(4))
+        read = time.perf_counter()
         points, origins, bad = self._points(topics, values)
+        converted = time.perf_counter()
         outcome = self.writer.write(points, label=f"batch {batch_id}")
+        written = time.perf_counter()
         dead = [(row, reason) for row, reason in bad]
         dead += [(origins[index], reason) for index, reason in outcome.rejected]
         if dead:
@@ -153,6 +159,9 @@ class InfluxSinkBatches:
             retries=outcome.retries,
             waited_s=outcome.waited_s,
             seconds=time.perf_counter() - started,
+            read_s=read - started,
+            convert_s=converted - read,
+            write_s=written - converted,
         )
         log.info("%s", report.line())
         if self.options.on_batch is not None:
