@@ -49,7 +49,14 @@ def stats(
     from pyspark.errors import StreamingQueryException
 
     from statestream.jobs.session import spark_session
-    from statestream.jobs.stats_job import StatsJobOptions, batch_metrics, start_stats_query
+    from statestream.jobs.stats_job import (
+        QUERY_NAME,
+        StatsJobOptions,
+        batch_metrics,
+        check_checkpoint_windows,
+        start_stats_query,
+        stats_spec,
+    )
 
     settings = settings_from(ctx)
     options = StatsJobOptions(
@@ -58,6 +65,10 @@ def stats(
         starting_offsets=starting.value,
         checkpoint=checkpoint,
         pause_after_commit_s=pause_after_commit,
+    )
+    # a checkpoint with other window lengths: one line now, not after Spark has started
+    check_checkpoint_windows(
+        checkpoint or settings.checkpoint_root / QUERY_NAME, stats_spec(settings)
     )
     spark = spark_session(settings, app_name="statestream-stats")
     query = start_stats_query(spark, settings, options)
