@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -70,8 +71,9 @@ def test_synthetic_series_give_their_known_statistics(
     records, stray_time = _synthetic()
     produce_power(settings, records)
     bad = [b"{not json", b'{"thing": "X", "quantity": "vaPower_C11", "phenomenonTime": 5}']
+    not_finite = b'{"thing": "X", "quantity": "vaPower_C11", "phenomenonTime": 5, "result": NaN}'
     producer = Producer(settings.kafka.client_config())
-    for raw in bad:
+    for raw in [*bad, not_finite]:
         producer.produce(settings.topics.machine_out, value=raw)
     producer.produce(
         settings.topics.machine_out,
@@ -118,12 +120,17 @@ def test_synthetic_series_give_their_known_statistics(
     assert levels == expected.levels
     assert duty == pytest.approx(expected.duty)
 
-    dead = read_json(settings, settings.topics.dead_letter)
-    assert sorted(d["raw"].encode() for d in dead) == sorted(bad)
-    assert all(d["reason"] and d["source_topic"] == settings.topics.machine_out for d in dead)
+    dead = {d["raw"]: d for d in read_json(settings, settings.topics.dead_letter)}
+    assert len(dead) == 3
+    assert {raw.decode() for raw in bad} < set(dead)  # as they were on the topic
+    assert "bad JSON" in dead["{not json"]["reason"]
+    assert all(d["source_topic"] == settings.topics.machine_out for d in dead.values())
+    (kept,) = set(dead) - {raw.decode() for raw in bad}  # Spark read it: its fields are kept
+    assert json.loads(kept.replace("NaN", "null"))["phenomenonTime"] == 5
+    assert dead[kept]["reason"] == "phenomenonTime or result is not a finite number"
     metrics = [batch_metrics(p) for p in query.recentProgress]
-    assert sum(m["records_in"] for m in metrics) == len(records) + 3
+    assert sum(m["records_in"] for m in metrics) == len(records) + 4
     assert sum(m["windows_out"] for m in metrics) == len(results)
     assert sum(m["alerts"] for m in metrics) == len(alerts)
-    assert (sum(m["late"] for m in metrics), sum(m["malformed"] for m in metrics)) == (1, 2)
+    assert (sum(m["late"] for m in metrics), sum(m["malformed"] for m in metrics)) == (1, 3)
     assert sum(m["other_quantities"] for m in metrics) == 1

@@ -65,7 +65,7 @@ class PowerStatisticsProcessor(StatefulProcessor):
 
     def __init__(self, spec: StatsSpec, power_quantity: str, topics: StatsTopics) -> None:
         self.spec = spec
-        self.power_quantity = power_quantity
+        self.component = component_pattern(power_quantity)  # vaPower_C11 → C11
         self.topics = topics
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -84,8 +84,7 @@ class PowerStatisticsProcessor(StatefulProcessor):
         )
         out.malformed(frame[~valid])
         frame = frame[valid]
-        pattern = component_pattern(self.power_quantity)
-        components = frame["quantity"].str.extract(pattern)["c"]
+        components = frame["quantity"].str.extract(self.component)["c"]
         out.other = int(components.isna().sum())
         frame = frame.assign(component=components)[components.notna()]
         for (thing, component), series_rows in frame.groupby(["thing", "component"], sort=False):
@@ -123,11 +122,11 @@ class _Output:
     def malformed(self, bad: pd.DataFrame) -> None:
         self.malformed_count += len(bad)
         for row in bad.itertuples(index=False):
-            raw = row.raw if row.raw is not None else _fields_text(row)
+            raw = row.raw if isinstance(row.raw, str) else None
             value = {
-                "reason": malformed_reason(row.raw),
+                "reason": malformed_reason(raw),
                 "stage": "stats",
-                "raw": raw,
+                "raw": raw if raw is not None else _fields_text(row),
                 "source_topic": self.topics.source,
                 "partition": int(row.partition),
                 "offset": int(row.offset),
