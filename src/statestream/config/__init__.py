@@ -33,6 +33,7 @@ from statestream.config.sections import (
     DashboardSettings,
     InfluxSettings,
     InfluxSinkSettings,
+    IngestSettings,
     JoinSettings,
     JoinSpecSettings,
     KafkaSettings,
@@ -66,6 +67,7 @@ class Settings(BaseSettings):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     topics: TopicsSettings = Field(default_factory=TopicsSettings)
     join: JoinSettings = Field(default_factory=JoinSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
     stats: StatsSettings = Field(default_factory=StatsSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     paths: PathsSettings = Field(default_factory=PathsSettings)
@@ -197,6 +199,7 @@ __all__ = [
     "DashboardSettings",
     "InfluxSettings",
     "InfluxSinkSettings",
+    "IngestSettings",
     "JoinSettings",
     "JoinSpecSettings",
     "KafkaSettings",

@@ -195,6 +195,31 @@ class TopicsSettings(_Section):
     retention_ms: int = Field(2 * 24 * 3600 * 1000, ge=-1)
 
 
+class IngestSettings(_Section):
+    """The simulator and the MQTT → Kafka connector (`statestream simulate`, `connect mqtt`)."""
+
+    envelope: Literal["none", "json", "protobuf"] = Field(
+        "none",
+        description="Kafka value of a record: plain record JSON (none), or the common event "
+        "envelope as JSON or protobuf binary; the join job reads the same setting",
+    )
+    client_id: str = Field(
+        "statestream-connector", description="MQTT client id of the connector's persistent session"
+    )
+    keepalive_s: int = Field(30, ge=5, le=65535)
+    max_payload_bytes: int = Field(
+        65_536, ge=1, description="a larger MQTT message goes to the dead-letter topic"
+    )
+    dead_letter_raw_bytes: int = Field(
+        16_384, ge=0, description="bytes of a rejected payload kept in its dead-letter record"
+    )
+    linger_ms: float = Field(5.0, ge=0, description="Kafka producer linger.ms")
+    compression: Literal["none", "gzip", "snappy", "lz4", "zstd"] = "lz4"
+    publish_window: int = Field(
+        1000, ge=1, le=65535, description="QoS 1/2 messages the simulator has unacknowledged"
+    )
+
+
 class JoinSpecSettings(_Section):
     """One join spec for every component C: `{c}` in a quantity name stands for C."""
 

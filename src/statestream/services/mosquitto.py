@@ -86,6 +86,10 @@ class MosquittoBroker(LocalService):
             "persistence true\n"
             f"persistence_location {self.home / 'data'}/\n"
             "autosave_interval 60\n"
+            # QoS 1 without loss: the default queue of 1000 messages per client silently drops
+            # the rest while a connector is slow or restarting; 20 in flight throttles it
+            f"max_inflight_messages {self.settings.mqtt.max_inflight_messages}\n"
+            f"max_queued_messages {self.settings.mqtt.max_queued_messages}\n"
             "log_dest stdout\n"
             "log_type error\nlog_type warning\nlog_type notice\nlog_type information\n"
             "log_timestamp_format %Y-%m-%dT%H:%M:%S\n"
