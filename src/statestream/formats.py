@@ -4,6 +4,15 @@ In: a *narrow* machine record `{"thing", "quantity", "phenomenonTime", "result"}
 Kafka record) or a *wide* row `{"Thing", "Timestamp", <quantity>: <value>, …}` (the seed's sample
 file), which stands for one narrow record per quantity, in the row's key order.
 Out: a joined pair in the spec's output format.
+
+`read_wide_row` is the one reader of wide rows: the offline join, the Spark join's reasons and
+the MQTT connector all use it. A row's Timestamp may be epoch seconds, milliseconds,
+microseconds or nanoseconds (machines differ); it is normalised to milliseconds by its magnitude,
+and a number that is none of these between the years 2000 and 2100 cannot be a time.
+
+    >>> row = read_wide_row({"Thing": "R1", "Timestamp": 1554096380, "vaLoad_C11": 1.5})
+    >>> (row.thing, row.time_ms, row.time_unit, row.values)
+    ('R1', 1554096380000, 's', [('vaLoad_C11', 1.5)])
 """
 
 from __future__ import annotations
@@ -92,22 +101,83 @@ def _parse_narrow(obj: dict[str, Any], line: int, into: RecordColumns) -> None:
 
 
 def _parse_wide(obj: dict[str, Any], line: int, into: RecordColumns) -> None:
+    try:
+        row = read_wide_row(obj)
+    except MalformedRow as exc:
+        into.malformed.append((line, str(exc)))
+        return
+    into.malformed.extend((line, problem) for problem in row.problems)
+    for quantity, value in row.values:
+        into.add(row.thing, quantity, row.time_ms, value, line)
+
+
+class MalformedRow(ValueError):
+    """A wide row that cannot give any record; `kind` names the rule it broke, for counting."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+
+
+@dataclass(frozen=True, slots=True)
+class WideRow:
+    """A wide row read: its thing, its time in whole epoch ms, its numeric values in key order.
+
+    `problems` names the quantities left out because their value is not a finite number;
+    `time_unit` says what the Timestamp was given in (`s`, `ms`, `us` or `ns`).
+    """
+
+    thing: str
+    time_ms: int
+    time_unit: str
+    values: list[tuple[str, float]]
+    problems: list[str]
+
+
+# (unit, factor to ms, smallest and largest value that puts the time in 2000 … 2100)
+_EPOCH_2000_MS, _EPOCH_2100_MS = 946_684_800_000, 4_102_444_800_000
+_TIME_UNITS = tuple(
+    (unit, factor, _EPOCH_2000_MS / factor, _EPOCH_2100_MS / factor)
+    for unit, factor in (("ms", 1), ("s", 1000), ("us", 1e-3), ("ns", 1e-6))
+)
+
+
+def normalise_time_ms(value: Any) -> tuple[int, str]:
+    """A Timestamp as whole epoch ms, with the unit it was read in; `MalformedRow` if no time.
+
+    The unit is the one (s, ms, µs, ns) that puts the time between 2000 and 2100.
+    """
+    time = _number(value)
+    if time is None:
+        raise MalformedRow("bad_timestamp", f"Timestamp is not a number: {value!r}")
+    for unit, factor, low, high in _TIME_UNITS:
+        if low <= time < high:
+            return round(time * factor), unit
+    raise MalformedRow(
+        "impossible_time",
+        f"Timestamp {value!r} cannot be a time: not between 2000 and 2100 as epoch s, ms, µs or ns",
+    )
+
+
+def read_wide_row(obj: dict[str, Any]) -> WideRow:
+    """Read a wide row; `MalformedRow` when it has no Thing or no usable Timestamp."""
     thing = obj.get("Thing")
     if not isinstance(thing, str) or not thing:
-        into.malformed.append((line, "missing Thing"))
-        return
-    time = _number(obj.get("Timestamp"))
-    if time is None or not math.isfinite(time):
-        into.malformed.append((line, f"Timestamp is not a number: {obj.get('Timestamp')!r}"))
-        return
+        raise MalformedRow("missing_thing", "missing Thing")
+    if obj.get("Timestamp") is None:
+        raise MalformedRow("missing_timestamp", "missing Timestamp")
+    time_ms, unit = normalise_time_ms(obj["Timestamp"])
+    values: list[tuple[str, float]] = []
+    problems: list[str] = []
     for quantity, raw in obj.items():
         if quantity in WIDE_ROW_NON_QUANTITIES:
             continue
         value = _number(raw)
-        if value is None:
-            into.malformed.append((line, f"value of {quantity} is not a number: {raw!r}"))
+        if value is None or not math.isfinite(value):
+            problems.append(f"value of {quantity} is not a number: {raw!r}")
             continue
-        into.add(thing, quantity, time, value, line)
+        values.append((quantity, value))
+    return WideRow(thing, time_ms, unit, values, problems)
 
 
 def json_number(x: float) -> str:

@@ -6,21 +6,39 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
 from statestream.config import Settings
-from statestream.ingest import SAMPLE_FILE, produce_machine_file, read_observations
+from statestream.formats import RecordColumns, parse_line
+from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 from statestream.jobs.demo_counts import run_demo_counts
 
 pytestmark = pytest.mark.integration
 
 
+def _produce_sample(settings: Settings, topic: str) -> tuple[int, int]:
+    admin = AdminClient(settings.kafka.client_config())
+    if topic not in admin.list_topics(timeout=10).topics:
+        admin.create_topics([NewTopic(topic, 3, 1)])[topic].result()
+    plan = SimulationPlan(lines=list(file_lines(SAMPLE_FILE)))
+    result = run_simulation(settings, plan, target="kafka", topic=topic)
+    assert result.counts is not None
+    return result.rows, result.counts.records
+
+
+def _records_per_thing() -> Counter:
+    columns = RecordColumns()
+    for number, line in enumerate(file_lines(SAMPLE_FILE), 1):
+        parse_line(line, number, columns)
+    return Counter(columns.things)
+
+
 def test_sample_counts_per_thing(
     local_services: Settings, spark: SparkSession, unique_name: str, tmp_path: Path
 ) -> None:
-    produced = produce_machine_file(local_services, SAMPLE_FILE, unique_name)
-    assert (produced.rows, produced.records) == (5000, 19825)
-    expected = Counter(o.thing for o in read_observations(SAMPLE_FILE))
+    assert _produce_sample(local_services, unique_name) == (5000, 19825)
+    expected = _records_per_thing()
 
     checkpoint = tmp_path / "checkpoint"
     first = run_demo_counts(spark, local_services, topic=unique_name, checkpoint=checkpoint)
@@ -30,7 +48,7 @@ def test_sample_counts_per_thing(
     nothing_new = run_demo_counts(spark, local_services, topic=unique_name, checkpoint=checkpoint)
     assert (nothing_new.records_read, nothing_new.counts) == (0, {})
 
-    produce_machine_file(local_services, SAMPLE_FILE, unique_name)
+    _produce_sample(local_services, unique_name)
     second = run_demo_counts(spark, local_services, topic=unique_name, checkpoint=checkpoint)
     assert second.records_read == 19825
     assert second.counts == {thing: 2 * count for thing, count in expected.items()}

@@ -14,12 +14,14 @@ from statestream.cli import (
     bench_cmd,
     bench_sink_cmd,
     config_cmd,
+    connect_cmd,
     dashboard_cmd,
     ingest_cmd,
     join_cmd,
     pipeline_cmd,
     run_cmd,
     services_cmd,
+    simulate_cmd,
     sink_cmd,
     stats_cmd,
     status_cmd,
@@ -35,6 +37,8 @@ bench_sink_cmd.register(app)
 services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
+simulate_cmd.register(app)
+connect_cmd.register(app)
 run_cmd.register(app)
 stats_cmd.register(app)
 sink_cmd.register(app)

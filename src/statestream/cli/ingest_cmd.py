@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from statestream.cli._common import console, settings_from
-from statestream.ingest import SAMPLE_FILE, produce_machine_file
+from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 
 ingest_app = typer.Typer(help="Get machine data into Kafka.", no_args_is_help=True)
 
@@ -26,12 +26,17 @@ def sample(
     """Write every quantity of every row of FILE (default: the bundled sample) to Kafka.
 
     Each record has key `thing.quantity` and value
-    {"thing", "quantity", "phenomenonTime", "result"}.
+    {"thing", "quantity", "phenomenonTime", "result"} (or the envelope `ingest.envelope` names).
+    The same as `statestream simulate FILE --to kafka --rate max`.
     """
-    produced = produce_machine_file(settings_from(ctx), file, topic)
+    plan = SimulationPlan(lines=list(file_lines(file)))
+    result = run_simulation(settings_from(ctx), plan, target="kafka", topic=topic)
+    counts = result.counts
+    assert counts is not None
+    dead = f", {counts.dead_letters:,} rows to the dead-letter topic" if counts.dead_letters else ""
     console.print(
-        f"produced [bold]{produced.records:,}[/] records from {produced.rows:,} rows of "
-        f"{produced.path.name} to [bold]{produced.topic}[/]"
+        f"produced [bold]{counts.records:,}[/] records from {result.rows:,} rows of "
+        f"{file.name} to [bold]{result.destination}[/]{dead}"
     )
 
 

@@ -1,0 +1,150 @@
+"""`statestream connect mqtt | file`: stream connectors that put machine rows on Kafka."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from statestream.cli._common import console, err_console, settings_from
+from statestream.ingest import (
+    IngestCounts,
+    MqttConnector,
+    ReplayConnector,
+    file_lines,
+    machine_data_pipeline,
+)
+
+connect_app = typer.Typer(
+    help="Stream connectors: receive machine rows from a source, write records to Kafka.",
+    no_args_is_help=True,
+)
+
+
+@connect_app.command("mqtt")
+def connect_mqtt(
+    ctx: typer.Context,
+    topic: Annotated[
+        str | None, typer.Option("--topic", help="MQTT topic filter (default: mqtt.topic).")
+    ] = None,
+    client_id: Annotated[
+        str | None,
+        typer.Option("--client-id", help="Client id of the persistent session (ingest.client_id)."),
+    ] = None,
+    report_every: Annotated[
+        float, typer.Option("--report-every", min=0, help="Seconds between figure lines (0: off).")
+    ] = 10.0,
+) -> None:
+    """Subscribe to machine/states (QoS 1, persistent session) and write each row's records to
+    machine.data until Ctrl-C or SIGTERM.
+
+    Each message is acknowledged to the broker only once Kafka confirmed all its records, so
+    a crash or kill means redelivery, never loss. Bad messages (bad JSON, no Thing or Timestamp,
+    a value that is no number, a time that cannot be one, oversize) go to the dead-letter topic
+    with the raw payload, the source topic and the reason. The Kafka value is plain record JSON
+    or the event envelope, as `ingest.envelope` says.
+    """
+    settings = settings_from(ctx)
+    pipeline = machine_data_pipeline(settings)
+    stop = _stop_on_signals()
+
+    def on_subscribed(session_present: bool) -> None:
+        resumed = "session resumed" if session_present else "new session"
+        err_console.print(
+            f"subscribed to [bold]{connector.topic}[/] at {settings.mqtt.host}:"
+            f"{settings.mqtt.port} as {connector.client_id} ({resumed}); writing to "
+            f"[bold]{pipeline.topics.records}[/] (envelope: {settings.ingest.envelope}), "
+            f"dead letters to {pipeline.topics.dead_letter}",
+            highlight=False,
+        )
+
+    connector = MqttConnector(
+        settings, topic=topic, client_id=client_id, on_subscribed=on_subscribed
+    )
+    reporter = _Reporter(pipeline.counts, report_every, stop)
+    reporter.start()
+    started = time.monotonic()
+    try:
+        connector.run(pipeline, stop)
+    finally:
+        stop.set()
+        reporter.join()
+    console.print(_summary(pipeline.counts, time.monotonic() - started, connector.reconnects))
+
+
+@connect_app.command("file")
+def connect_file(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="JSON-lines file: one raw event per line.")],
+) -> None:
+    """Replay a file through the same processor as `connect mqtt`: each line is one raw event.
+
+    Records go to machine.data, bad lines to the dead-letter topic (with their reason).
+    """
+    settings = settings_from(ctx)
+    pipeline = machine_data_pipeline(settings)
+    started = time.monotonic()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,} events"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(f"replaying {file.name}", total=None)
+        connector = ReplayConnector(
+            file_lines(file), file.name, lambda n: progress.update(task, completed=n)
+        )
+        connector.run(pipeline, threading.Event())
+    console.print(_summary(pipeline.counts, time.monotonic() - started, 0))
+
+
+def _summary(counts: IngestCounts, seconds: float, reconnects: int) -> str:
+    rate = counts.events / seconds if seconds > 0 else 0.0
+    rejected = ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.rejected.items()))
+    return (
+        f"{counts.events:,} events → {counts.records:,} records, "
+        f"{counts.dead_letters:,} dead letters{f' ({rejected})' if rejected else ''} "
+        f"in {seconds:.1f} s ({rate:,.0f} events/s)"
+        + (f"; {reconnects} reconnects" if reconnects else "")
+    )
+
+
+class _Reporter(threading.Thread):
+    """Prints one line of figures every `every` seconds while the connector runs."""
+
+    def __init__(self, counts: IngestCounts, every: float, stop: threading.Event) -> None:
+        super().__init__(daemon=True)
+        self.counts, self.every, self.stop = counts, every, stop
+
+    def run(self) -> None:
+        if self.every <= 0:
+            return
+        last_events, last_time = 0, time.monotonic()
+        while not self.stop.wait(self.every):
+            now, events = time.monotonic(), self.counts.events
+            rate = (events - last_events) / (now - last_time)
+            err_console.print(
+                f"{events:,} events, {self.counts.records:,} records, "
+                f"{self.counts.dead_letters:,} dead letters; {rate:,.0f} events/s",
+                highlight=False,
+            )
+            last_events, last_time = events, now
+
+
+def _stop_on_signals() -> threading.Event:
+    """An event set by Ctrl-C or SIGTERM: the connector then flushes, acknowledges and stops."""
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    return stop
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(connect_app, name="connect")

@@ -1,0 +1,77 @@
+"""The Kafka side of ingestion: an idempotent producer that says when records are safe.
+
+acks=all with idempotence: Kafka keeps each partition's records in the order they were produced,
+without duplicates from the producer's own retries, and confirms a record only once every in-sync
+replica has it. Keys are partitioned with murmur2, as Java clients (and Spark) do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from confluent_kafka import KafkaError, Message, Producer
+
+from statestream.config import Settings
+from statestream.errors import ServiceError
+
+DeliveryCallback = Callable[[KafkaError | None, Message], None]
+
+
+class KafkaRecordSink:
+    """Produces records and dead-letter records; delivery callbacks run inside `poll`/`flush`."""
+
+    def __init__(self, settings: Settings, *, linger_ms: float, compression: str) -> None:
+        self.settings = settings
+        self._producer = Producer(
+            {
+                **settings.kafka.client_config(),
+                "enable.idempotence": True,
+                "acks": "all",
+                "linger.ms": linger_ms,
+                "compression.type": compression,
+                "partitioner": "murmur2_random",
+                "queue.buffering.max.messages": 500_000,
+                "log_level": 3,  # errors only: librdkafka retries on its own
+                "error_cb": self._on_error,
+            }
+        )
+        self.fatal_error: str | None = None
+
+    def produce(
+        self, topic: str, key: bytes | None, value: bytes, on_delivery: DeliveryCallback
+    ) -> None:
+        """Queue one record; waits for deliveries when librdkafka's queue is full."""
+        while True:
+            try:
+                self._producer.produce(topic, value, key, on_delivery=on_delivery)
+                return
+            except BufferError:
+                self._producer.poll(0.05)
+
+    def poll(self, timeout_s: float = 0.0) -> None:
+        """Serve delivery callbacks (for at most `timeout_s` when none is due)."""
+        self._producer.poll(timeout_s)
+        if self.fatal_error:
+            raise ServiceError(f"Kafka producer failed: {self.fatal_error}")
+
+    def flush(self, timeout_s: float) -> int:
+        """Wait until every queued record is delivered or failed; the number still queued."""
+        return self._producer.flush(timeout_s)
+
+    def partitions(self, topic: str) -> int:
+        """How many partitions `topic` has; `ServiceError` when it does not exist."""
+        try:
+            metadata = self._producer.list_topics(topic, timeout=10)
+        except Exception as exc:  # confluent_kafka.KafkaException
+            raise ServiceError(f"cannot read the metadata of Kafka topic {topic}: {exc}") from None
+        found = metadata.topics.get(topic)
+        if found is None or found.error is not None or not found.partitions:
+            raise ServiceError(
+                f"Kafka topic {topic} does not exist at {self.settings.kafka.bootstrap_servers}; "
+                "create it with `statestream topics create`"
+            )
+        return len(found.partitions)
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.fatal():
+            self.fatal_error = error.str()

@@ -1,0 +1,98 @@
+"""Publishing many messages to one topic at QoS 0, 1 or 2 over one connection, pipelined.
+
+Up to `window` QoS 1/2 messages are unacknowledged at a time; a batch of PUBLISH packets goes out
+in one system call. At QoS 2 each PUBREC is answered with PUBREL and the message is done at PUBCOMP.
+
+    publisher = MqttPublisher(connection, "machine/states", qos=1, window=1000)
+    publisher.publish([b'{"Thing": …}', …])    # waits while the window is full
+    publisher.drain()                           # every message acknowledged
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from statestream.errors import ServiceError
+from statestream.ingest.mqtt import wire
+from statestream.ingest.mqtt.client import MqttConnection
+
+WAIT_S = 0.05
+
+
+class MqttPublisher:
+    """Sends payloads to `topic`; keeps at most `window` QoS 1/2 messages unacknowledged."""
+
+    def __init__(self, connection: MqttConnection, topic: str, *, qos: int, window: int) -> None:
+        if qos not in (0, 1, 2):
+            raise ValueError(f"QoS is 0, 1 or 2, not {qos}")
+        self.connection = connection
+        self.qos = qos
+        self.window = max(1, min(window, 65_535))
+        self._topic = wire.encoded_topic(topic)
+        self._unacknowledged: set[int] = set()
+        self._next_id = 0
+        self.published = 0
+
+    @property
+    def room(self) -> int:
+        """How many messages may be published now without waiting."""
+        return self.window - len(self._unacknowledged) if self.qos else self.window
+
+    def publish(self, payloads: Sequence[bytes]) -> None:
+        """Publish `payloads` in order, waiting for acknowledgements while the window is full."""
+        start = 0
+        while start < len(payloads):
+            while self.room <= 0:
+                self._handle(self.connection.receive(WAIT_S))
+            batch = payloads[start : start + self.room]
+            self.connection.send(self._packets(batch))
+            self.published += len(batch)
+            start += len(batch)
+            if self.qos:
+                self._handle(self.connection.receive(0.0))
+
+    def poll(self, timeout_s: float) -> None:
+        """Handle the acknowledgements that arrive within `timeout_s`."""
+        self._handle(self.connection.receive(timeout_s))
+
+    def drain(self, timeout_s: float = 60.0) -> None:
+        """Wait until the broker acknowledged every message; `ServiceError` after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while self._unacknowledged:
+            if time.monotonic() > deadline:
+                raise ServiceError(
+                    f"the MQTT broker at {self.connection.address} did not acknowledge "
+                    f"{len(self._unacknowledged):,} messages within {timeout_s:.0f} s"
+                )
+            self._handle(self.connection.receive(WAIT_S))
+
+    def _packets(self, payloads: Sequence[bytes]) -> bytes:
+        qos, topic = self.qos, self._topic
+        if not qos:
+            return b"".join(wire.publish_packet(topic, p, qos=0) for p in payloads)
+        packets = []
+        for payload in payloads:
+            packet_id = self._take_id()
+            packets.append(wire.publish_packet(topic, payload, qos=qos, packet_id=packet_id))
+        return b"".join(packets)
+
+    def _take_id(self) -> int:
+        packet_id = self._next_id
+        while True:
+            packet_id = packet_id % 65_535 + 1
+            if packet_id not in self._unacknowledged:
+                break
+        self._next_id = packet_id
+        self._unacknowledged.add(packet_id)
+        return packet_id
+
+    def _handle(self, packets: list[wire.Packet]) -> None:
+        releases = bytearray()
+        for packet in packets:
+            if packet.kind in (wire.PUBACK, wire.PUBCOMP):
+                self._unacknowledged.discard(packet.packet_id)
+            elif packet.kind == wire.PUBREC:
+                releases += wire.ack_packet(wire.PUBREL, packet.packet_id)
+        if releases:
+            self.connection.send(bytes(releases))

@@ -1,0 +1,124 @@
+"""The MQTT connector: a persistent QoS 1 subscription whose messages go to Kafka, nothing lost.
+
+- The session is persistent (fixed client id, clean session off): while the connector is away
+  the broker keeps the subscription and queues the messages.
+- A message is acknowledged (PUBACK) only once Kafka has confirmed all its records, or its
+  dead-letter record; acknowledgements go out in receipt order. After a crash the broker sends
+  again what was not acknowledged: duplicates are possible, loss is not.
+- On a lost connection it reconnects with back-off; acknowledgements still due on the old
+  connection are dropped (the broker redelivers those messages on the new one).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from statestream.config import Settings
+from statestream.errors import ServiceError
+from statestream.ingest.base import Connector, RawEvent
+from statestream.ingest.mqtt import ConnectionLost, MqttConnection, wire
+from statestream.ingest.pipeline import IngestPipeline, now_ms
+
+log = logging.getLogger("statestream.connector")
+
+SUBSCRIPTION_QOS = 1
+IDLE_WAIT_S = 0.1  # how long to wait for MQTT when nothing is in flight
+BUSY_WAIT_S = 0.002  # … and while Kafka still has to confirm records
+MAX_BACKOFF_S = 30.0
+
+
+class MqttConnector(Connector):
+    """Subscribes to `topic` (default: settings.mqtt.topic) and feeds every message to a pipeline.
+
+    `on_subscribed(session_present)` is called after each (re)subscription.
+    """
+
+    name = "mqtt"
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        topic: str | None = None,
+        client_id: str | None = None,
+        on_subscribed: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.topic = topic or settings.mqtt.topic
+        self.client_id = client_id or settings.ingest.client_id
+        self.on_subscribed = on_subscribed
+        self.reconnects = 0
+        self._generation = 0
+
+    def run(self, pipeline: IngestPipeline, stop: threading.Event) -> None:
+        """Receive until `stop` is set; then flush Kafka, acknowledge and disconnect.
+
+        Raises `ServiceError` when the broker refuses the login or Kafka fails to take a
+        record (nothing unconfirmed is acknowledged then).
+        """
+        connection = self._connect()  # a refused login or no broker at all: stop here
+        backoff = 1.0
+        while True:
+            try:
+                self._receive(connection, pipeline, stop)
+                return
+            except ConnectionLost as exc:
+                self.reconnects += 1
+                log.warning("%s; reconnecting", exc)
+            while not stop.is_set():
+                try:
+                    connection = self._connect()
+                    backoff = 1.0
+                    break
+                except ServiceError as exc:
+                    log.warning("%s; trying again in %.0f s", exc, backoff)
+                    stop.wait(backoff)
+                    backoff = min(backoff * 2, MAX_BACKOFF_S)
+            else:
+                pipeline.flush()
+                return
+
+    def _connect(self) -> MqttConnection:
+        self._generation += 1
+        connection = MqttConnection(
+            self.settings.mqtt,
+            self.client_id,
+            clean_session=False,
+            keepalive_s=self.settings.ingest.keepalive_s,
+        )
+        session_present = connection.connect()
+        connection.subscribe(self.topic, SUBSCRIPTION_QOS)
+        if self.on_subscribed is not None:
+            self.on_subscribed(session_present)
+        return connection
+
+    def _receive(
+        self, connection: MqttConnection, pipeline: IngestPipeline, stop: threading.Event
+    ) -> None:
+        generation = self._generation
+        while not stop.is_set():
+            wait = BUSY_WAIT_S if pipeline.in_flight else IDLE_WAIT_S
+            for packet in connection.receive(wait):
+                if packet.kind == wire.PUBLISH:
+                    event = RawEvent(packet.payload, packet.topic, now_ms())
+                    # the subscription is QoS 1, so the broker sends QoS 0 or 1 only
+                    pipeline.submit(event, (generation, packet.packet_id) if packet.qos else None)
+            self._acknowledge(connection, pipeline.poll(), generation)
+        self._acknowledge(connection, pipeline.flush(), generation)
+        connection.close()
+
+    def _acknowledge(
+        self, connection: MqttConnection, tokens: list[object], generation: int
+    ) -> None:
+        acks = bytearray()
+        for token in tokens:
+            if token is None:
+                continue
+            token_generation, packet_id = token  # type: ignore[misc]
+            if token_generation != generation:
+                continue  # received on a connection that is gone: the broker sends it again
+            acks += wire.ack_packet(wire.PUBACK, packet_id)
+        if acks:
+            connection.send(bytes(acks))

@@ -1,0 +1,212 @@
+"""From raw event to Kafka: check the size, run the processor, encode, produce, track delivery.
+
+Every event ends in Kafka: as its records on the data topic, or as one dead-letter record (raw
+payload, source, reason) when it is too large or the processor rejects it. `poll` returns the
+events that are completely in Kafka, in the order they were submitted, so a connector can
+acknowledge them to its source in receipt order.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+
+from confluent_kafka import KafkaError, Message
+
+from statestream.config import Settings
+from statestream.errors import ServiceError
+from statestream.ingest.base import EventRejected, Processor, RawEvent
+from statestream.ingest.envelope import RecordCodec, codec_for
+from statestream.ingest.kafka_sink import KafkaRecordSink
+from statestream.ingest.machine_data import MachineRowProcessor
+
+
+@dataclass
+class IngestCounts:
+    """What a pipeline has done so far."""
+
+    events: int = 0
+    records: int = 0
+    rejected: Counter[str] = field(default_factory=Counter)  # by kind of problem
+    payload_bytes: int = 0
+
+    @property
+    def dead_letters(self) -> int:
+        return sum(self.rejected.values())
+
+
+class _PendingEvent:
+    """An event whose records Kafka has not all confirmed yet."""
+
+    __slots__ = ("error", "remaining", "token")
+
+    def __init__(self, token: object, remaining: int) -> None:
+        self.token = token
+        self.remaining = remaining
+        self.error: str | None = None
+
+    def delivered(self, error: KafkaError | None, _message: Message) -> None:
+        if error is not None:
+            self.error = self.error or error.str()
+        else:
+            self.remaining -= 1
+
+
+@dataclass(frozen=True)
+class PipelineTopics:
+    """Where records and rejected events go."""
+
+    records: str
+    dead_letter: str
+
+
+class IngestPipeline:
+    """One processor, one codec and one Kafka sink, shared by whatever connector feeds it."""
+
+    def __init__(
+        self,
+        processor: Processor,
+        sink: KafkaRecordSink,
+        codec: RecordCodec,
+        topics: PipelineTopics,
+        *,
+        max_payload_bytes: int,
+        dead_letter_raw_bytes: int,
+    ) -> None:
+        self.processor = processor
+        self.sink = sink
+        self.codec = codec
+        self.topics = topics
+        self.max_payload_bytes = max_payload_bytes
+        self.dead_letter_raw_bytes = dead_letter_raw_bytes
+        self.counts = IngestCounts()
+        self._pending: deque[_PendingEvent] = deque()
+
+    def submit(self, event: RawEvent, token: object = None) -> None:
+        """Process one event and queue its records (or its dead-letter record) for Kafka."""
+        counts = self.counts
+        counts.events += 1
+        counts.payload_bytes += len(event.payload)
+        try:
+            if len(event.payload) > self.max_payload_bytes:
+                raise EventRejected(
+                    "oversize",
+                    f"payload of {len(event.payload):,} bytes exceeds the limit of "
+                    f"{self.max_payload_bytes:,} bytes",
+                )
+            records = self.processor.process(event)
+        except EventRejected as rejected:
+            self._dead_letter(event, rejected, token)
+            return
+        pending = _PendingEvent(token, len(records))
+        self._pending.append(pending)
+        produce, encode, topic = self.sink.produce, self.codec.encode, self.topics.records
+        received = event.received_ms
+        for record in records:
+            produce(topic, record.key.encode(), encode(record, received), pending.delivered)
+        counts.records += len(records)
+
+    def poll(self, timeout_s: float = 0.0) -> list[object]:
+        """Tokens of the events now completely in Kafka, oldest first.
+
+        Raises `ServiceError` when Kafka failed to take a record: that event (and every later
+        one) is then never reported done, so its source sends it again after a restart.
+        """
+        self.sink.poll(timeout_s)
+        return self._done()
+
+    def flush(self, timeout_s: float = 60.0) -> list[object]:
+        """Wait until Kafka has every queued record; the tokens of the events now done."""
+        remaining = self.sink.flush(timeout_s)
+        done = self._done()
+        if remaining or self._pending:
+            raise ServiceError(
+                f"Kafka did not confirm {remaining:,} records within {timeout_s:.0f} s; "
+                f"{len(self._pending):,} events stay unacknowledged and will be received again"
+            )
+        return done
+
+    @property
+    def in_flight(self) -> int:
+        """Events submitted whose records Kafka has not all confirmed yet."""
+        return len(self._pending)
+
+    def _done(self) -> list[object]:
+        pending, done = self._pending, []
+        while pending and pending[0].remaining == 0:
+            done.append(pending.popleft().token)
+        if pending and pending[0].error:
+            raise ServiceError(
+                f"Kafka did not take a record ({pending[0].error}); the connector stops without "
+                "acknowledging it, so the source sends it again"
+            )
+        return done
+
+    def _dead_letter(self, event: RawEvent, rejected: EventRejected, token: object) -> None:
+        self.counts.rejected[rejected.kind] += 1
+        pending = _PendingEvent(token, 1)
+        self._pending.append(pending)
+        value = dead_letter_value(event, rejected, self.dead_letter_raw_bytes)
+        self.sink.produce(self.topics.dead_letter, event.source.encode(), value, pending.delivered)
+
+
+def dead_letter_value(event: RawEvent, rejected: EventRejected, raw_limit: int) -> bytes:
+    """The dead-letter record of a rejected event: reason, kind, source, time and raw payload.
+
+    The payload is kept as text when it is UTF-8, else base64 (`raw_encoding`); one larger than
+    `raw_limit` bytes is cut there (`truncated`), so the record always fits in Kafka.
+    """
+    raw = event.payload[:raw_limit]
+    try:
+        text, encoding = raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        text, encoding = base64.b64encode(raw).decode("ascii"), "base64"
+    return json.dumps(
+        {
+            "reason": rejected.reason,
+            "kind": rejected.kind,
+            "source_topic": event.source,
+            "received_at": event.received_ms,
+            "raw": text,
+            "raw_encoding": encoding,
+            "raw_bytes": len(event.payload),
+            "truncated": len(event.payload) > raw_limit,
+        }
+    ).encode()
+
+
+def now_ms() -> int:
+    """The current time in epoch ms (the ingestion time of an event received now)."""
+    return time.time_ns() // 1_000_000
+
+
+def machine_data_pipeline(
+    settings: Settings,
+    *,
+    records_topic: str | None = None,
+    dead_letter_topic: str | None = None,
+    processor: Processor | None = None,
+) -> IngestPipeline:
+    """The pipeline of the settings: machine rows → records on machine.data, envelope as set.
+
+    `ServiceError` when a topic does not exist (it is not created implicitly with other configs).
+    """
+    ingest = settings.ingest
+    topics = PipelineTopics(
+        records_topic or settings.topics.machine_data,
+        dead_letter_topic or settings.topics.dead_letter,
+    )
+    sink = KafkaRecordSink(settings, linger_ms=ingest.linger_ms, compression=ingest.compression)
+    for topic in (topics.records, topics.dead_letter):
+        sink.partitions(topic)
+    return IngestPipeline(
+        processor or MachineRowProcessor(),
+        sink,
+        codec_for(ingest.envelope),
+        topics,
+        max_payload_bytes=ingest.max_payload_bytes,
+        dead_letter_raw_bytes=ingest.dead_letter_raw_bytes,
+    )

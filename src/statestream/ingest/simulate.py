@@ -1,0 +1,132 @@
+"""Running a simulation: the plan's payloads to MQTT (as machines would) or straight to Kafka.
+
+To MQTT, one persistent connection publishes every row as one message on `settings.mqtt.topic`.
+To Kafka, the rows go through the same machine-data processor and pipeline as the MQTT
+connector's (a `ReplayConnector`), so the records are the ones the connector would write.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import Literal
+
+from statestream.config import Settings
+from statestream.ingest.mqtt import MqttConnection
+from statestream.ingest.mqtt.publisher import MqttPublisher
+from statestream.ingest.pipeline import IngestCounts, machine_data_pipeline
+from statestream.ingest.replay import ReplayConnector
+from statestream.ingest.simulator import Pacer, SimulationPlan
+
+Target = Literal["mqtt", "kafka"]
+BATCH = 500  # rows taken from the plan per socket write
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """What a simulation sent: rows (messages), bytes, seconds; for Kafka also the records."""
+
+    target: Target
+    destination: str
+    rows: int
+    payload_bytes: int
+    seconds: float
+    counts: IngestCounts | None = None  # Kafka only
+
+    @property
+    def rows_per_s(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+
+def run_simulation(
+    settings: Settings,
+    plan: SimulationPlan,
+    *,
+    target: Target = "mqtt",
+    rate: float | None = None,
+    qos: int = 1,
+    topic: str | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> SimulationResult:
+    """Send the plan's rows to `target` at `rate` rows/s (None: as fast as possible).
+
+    `topic` is the MQTT topic or the Kafka topic (defaults: settings.mqtt.topic and
+    settings.topics.machine_data). `on_progress(rows)` is called after each batch.
+    """
+    stop = stop or threading.Event()
+    pacer = Pacer(rate)
+    started = time.monotonic()
+    if target == "kafka":
+        payloads = _CountingIterator(pacer.paced(plan.payloads()), stop)
+        pipeline = machine_data_pipeline(settings, records_topic=topic)
+        ReplayConnector(payloads, "simulator", on_progress).run(pipeline, stop)
+        destination, counts = pipeline.topics.records, pipeline.counts
+    else:
+        payloads = _CountingIterator(plan.payloads(), stop)
+        destination, counts = topic or settings.mqtt.topic, None
+        _publish(settings, destination, payloads, qos, pacer, on_progress)
+    return SimulationResult(
+        target,
+        destination,
+        payloads.rows,
+        payloads.payload_bytes,
+        time.monotonic() - started,
+        counts,
+    )
+
+
+def _publish(
+    settings: Settings,
+    topic: str,
+    payloads: Iterator[bytes],
+    qos: int,
+    pacer: Pacer,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    connection = MqttConnection(
+        settings.mqtt,
+        f"statestream-simulator-{uuid.uuid4().hex[:8]}",
+        clean_session=True,
+        keepalive_s=settings.ingest.keepalive_s,
+    )
+    connection.connect()
+    try:
+        publisher = MqttPublisher(connection, topic, qos=qos, window=settings.ingest.publish_window)
+        while True:
+            take = min(BATCH, publisher.room, pacer.allowed(publisher.published))
+            if take <= 0:
+                wait = pacer.wait_s(publisher.published) if publisher.room > 0 else 0.05
+                publisher.poll(min(wait, 0.05))
+                continue
+            batch = list(islice(payloads, take))
+            if not batch:
+                break
+            publisher.publish(batch)
+            if on_progress is not None:
+                on_progress(publisher.published)
+        publisher.drain()
+    finally:
+        connection.close()
+
+
+class _CountingIterator(Iterator[bytes]):
+    """Counts the payloads that pass through; ends early once `stop` is set."""
+
+    def __init__(self, payloads: Iterator[bytes], stop: threading.Event) -> None:
+        self._payloads = payloads
+        self._stop = stop
+        self.rows = 0
+        self.payload_bytes = 0
+
+    def __next__(self) -> bytes:
+        if self._stop.is_set():
+            raise StopIteration
+        payload = next(self._payloads)
+        self.rows += 1
+        self.payload_bytes += len(payload)
+        return payload
