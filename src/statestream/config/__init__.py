@@ -193,6 +193,19 @@ def ensure_local_secrets(settings: Settings) -> Settings:
     return _with_local_secrets(settings)
 
 
+def settings_environment(settings: Settings) -> dict[str, str]:
+    """The settings as `STATESTREAM_*` environment variables, secrets included: what a child
+    process (a connector, a job) needs to run with exactly these settings."""
+    environment = {}
+    for section, values in settings.to_json_dict(reveal=True).items():
+        for name, value in values.items():
+            if value is None:
+                continue
+            variable = f"{ENV_PREFIX}{section}{ENV_NESTED_DELIMITER}{name}".upper()
+            environment[variable] = value if isinstance(value, str) else json.dumps(value)
+    return environment
+
+
 __all__ = [
     "LOCAL_HOSTS",
     "SECRETS_FILE_NAME",
@@ -213,4 +226,5 @@ __all__ = [
     "load_settings",
     "project_root",
     "read_local_secrets",
+    "settings_environment",
 ]
