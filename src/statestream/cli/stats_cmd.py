@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 
 from statestream.cli._common import console, settings_from
+from statestream.cli._queries import Watched, watch
 from statestream.cli.run_cmd import StartingOffsets, run_app
-from statestream.errors import StatestreamError
 
 
 def stats(
@@ -46,8 +46,6 @@ def stats(
     when late data within the allowed lateness refines it; later records go to the late topic.
     Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
     """
-    from pyspark.errors import StreamingQueryException
-
     from statestream.jobs.session import spark_session
     from statestream.jobs.stats_job import (
         QUERY_NAME,
@@ -71,30 +69,16 @@ def stats(
         checkpoint or settings.checkpoint_root / QUERY_NAME, stats_spec(settings)
     )
     spark = spark_session(settings, app_name="statestream-stats")
-    query = start_stats_query(spark, settings, options)
-    console.print(f"query [bold]{query.name}[/] started; Ctrl-C stops it")
-    seen = -1
     try:
-        finished = False
-        while not finished:
-            finished = query.awaitTermination(1.0)
-            for progress in query.recentProgress:
-                if progress["batchId"] > seen:
-                    seen = progress["batchId"]
-                    console.print(
-                        _metrics_line(batch_metrics(progress)), highlight=False, soft_wrap=True
-                    )
-    except KeyboardInterrupt:
-        console.print("stopping …")
-        query.stop()
-    except StreamingQueryException as exc:
-        raise StatestreamError(f"query {query.name} failed: {exc.desc.splitlines()[0]}") from None
+        query = start_stats_query(spark, settings, options)
+        console.print(f"query [bold]{query.name}[/] started; Ctrl-C stops it")
+        watch([Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))])
     finally:
         spark.stop()
-    console.print(f"query {query.name} stopped")
 
 
-def _metrics_line(m: dict) -> str:
+def stats_metrics_line(m: dict) -> str:
+    """The line printed for one batch of the statistics query (see `batch_metrics`)."""
     lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
     return (
         f"batch {m['batch']}: {m['records_in']:,} in, {m['windows_out']:,} windows, "
