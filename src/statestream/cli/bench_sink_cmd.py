@@ -18,10 +18,18 @@ def bench_sink(
     ctx: typer.Context,
     records: Annotated[
         int, typer.Option("--records", min=1000, help="Kafka records (values) in the input.")
-    ] = 400_000,
+    ] = 1_000_000,
     partitions: Annotated[
         int, typer.Option("--partitions", min=1, help="Partitions of each input topic.")
     ] = 4,
+    max_offsets_per_trigger: Annotated[
+        int | None,
+        typer.Option(
+            "--max-offsets-per-trigger",
+            min=1,
+            help="Records per batch (default: influx_sink.max_offsets_per_trigger).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Points per second into InfluxDB: the writer alone, then the Spark sink query.
@@ -29,15 +37,18 @@ def bench_sink(
     The real sample cloned into many machines, plus a joined pair per torque record, as the JSON
     values they are on Kafka. 1: turned into points and written by the InfluxDB writer. 2: the
     same values preloaded into fresh topics and written by the sink query (availableNow), points
-    counted back from InfluxDB. Target: ≥ 50,000 points/s for the query's batches. Needs the
-    services running; its topics, database and checkpoint are removed at the end.
+    counted back from InfluxDB. Target: ≥ 50,000 points/s sustained (the query's batches after
+    the first, which carries the JVM's warm-up). Needs the services running; its topics,
+    database and checkpoint are removed at the end.
     """
     from statestream.jobs.session import spark_session
 
     module = _benchmark("sink_bench")
     settings = settings_from(ctx)
     say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
-    options = module.SinkBenchOptions(records=records, partitions=partitions)
+    options = module.SinkBenchOptions(
+        records=records, partitions=partitions, max_offsets_per_trigger=max_offsets_per_trigger
+    )
     with _stdout_to_stderr(as_json):
         spark = spark_session(settings, app_name="statestream-bench-sink")
         try:
@@ -67,10 +78,15 @@ def _table(f: dict) -> Table:
     table.add_row("writer: both", f"{f['writer_points_per_s']:,}", "")
     met = "met" if f["points_per_s"] >= f["target_points_per_s"] else "NOT met"
     table.add_row(
-        "query: batches",
+        "query: sustained",
         f"[bold]{f['points_per_s']:,}[/]",
-        f"{f['query_batches']} batches, {f['query_batch_seconds']} s; target "
-        f"{f['target_points_per_s']:,} {met}",
+        f"batches after the first; target {f['target_points_per_s']:,} {met}",
+    )
+    table.add_row(
+        "query: all batches",
+        f"{f['all_batches_points_per_s']:,}",
+        f"{f['query_batches']} batches of ≤ {f['max_offsets_per_trigger']:,} records, "
+        f"{f['query_batch_seconds']} s; the first {f['first_batch_points_per_s']:,} points/s",
     )
     table.add_row(
         "query: time in batches",

@@ -155,7 +155,7 @@ class InfluxSinkSettings(_Section):
 
     points_per_request: int = Field(10_000, ge=1, description="points per HTTP /write request")
     max_offsets_per_trigger: int | None = Field(
-        100_000, ge=1, description="Kafka records per micro-batch (over all four topics)"
+        200_000, ge=1, description="Kafka records per micro-batch (over all four topics)"
     )
     trigger_interval_s: float = Field(1.0, gt=0)
     retry_initial_s: float = Field(0.5, gt=0, description="first wait while InfluxDB is down")

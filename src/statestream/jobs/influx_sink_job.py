@@ -17,11 +17,13 @@ transactions of the exactly-once jobs) and writes each micro-batch in `foreachBa
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,12 +176,13 @@ class InfluxSinkBatches:
         latest: dict[tuple[str, int | float], tuple[Point, int]] = {}
         bad: list[tuple[int, str]] = []
         points_of, measurements = self.builder.points, self.measurements
-        for row, (topic, value) in enumerate(zip(topics, values, strict=True)):
-            try:
-                for point in points_of(measurements[topic], value):
-                    latest[point.key] = (point, row)
-            except BadRecord as exc:
-                bad.append((row, str(exc)))
+        with _garbage_collector_paused():
+            for row, (topic, value) in enumerate(zip(topics, values, strict=True)):
+                try:
+                    for point in points_of(measurements[topic], value):
+                        latest[point.key] = (point, row)
+                except BadRecord as exc:
+                    bad.append((row, str(exc)))
         points = [point for point, _ in latest.values()]
         origins = [row for _, row in latest.values()]
         return points, origins, bad
@@ -211,6 +214,21 @@ class InfluxSinkBatches:
             records.append((topic, None, json.dumps(value).encode()))
         if not self._dead_letters.write_batch(batch_id, records):
             log.warning("dead letters of batch %d were committed before; skipped", batch_id)
+
+
+@contextmanager
+def _garbage_collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while a batch's objects are built (they hold no cycles).
+
+    Collections triggered by a million new objects took about half of the conversion time.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def start_influx_sink_query(

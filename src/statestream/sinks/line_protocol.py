@@ -24,12 +24,12 @@ A record that cannot be a point raises `BadRecord` with the reason.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import orjson
 
 MEASUREMENTS = ("machine_data", "machine_out", "machine_stats", "machine_alerts")
 Precision = Literal["ms", "u"]
@@ -93,8 +93,8 @@ class PointBuilder:
         if value is None:
             raise BadRecord("empty message")
         try:
-            record = json.loads(value)
-        except ValueError as exc:
+            record = orjson.loads(value)  # ~3× json.loads: parsing is most of a point's cost
+        except orjson.JSONDecodeError as exc:
             raise BadRecord(f"bad JSON: {exc}") from None
         if not isinstance(record, dict):
             raise BadRecord("not a JSON object")
@@ -187,12 +187,10 @@ def _escape(value: str) -> str:
 
 
 def _number(record: dict[str, Any], name: str, where: str = "") -> str:
-    """A finite JSON number as a line-protocol float field value."""
+    """A JSON number as a line-protocol float field (the parser refuses NaN and infinities)."""
     value = record.get(name)
     if type(value) not in (int, float):  # bool is not a number here
         raise BadRecord(f"{where}{name} is missing or not a number")
-    if not math.isfinite(value):
-        raise BadRecord(f"{where}{name} is not a finite number")
     return repr(float(value))
 
 
@@ -201,7 +199,7 @@ def _time(record: dict[str, Any], name: str) -> int | float:
     value = record.get(name)
     if type(value) not in (int, float):
         raise BadRecord(f"{name} is missing or not a number")
-    if not math.isfinite(value) or abs(value) > _MAX_ABS_TIME_MS:
+    if abs(value) > _MAX_ABS_TIME_MS:
         raise BadRecord(f"{name} {value!r} is not a time InfluxDB can keep (epoch ms)")
     if type(value) is float and value.is_integer():
         return int(value)
