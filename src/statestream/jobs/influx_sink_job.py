@@ -148,8 +148,7 @@ class InfluxSinkBatches:
         converted = time.perf_counter()
         outcome = self.writer.write(points, label=f"batch {batch_id}")
         written = time.perf_counter()
-        dead = [(row, reason) for row, reason in bad]
-        dead += [(origins[index], reason) for index, reason in outcome.rejected]
+        dead = bad + [(origins[index], reason) for index, reason in outcome.rejected]
         if dead:
             self._dead_letter(batch_id, dead, topics, partitions, offsets, values)
         report = SinkBatchReport(
