@@ -169,14 +169,17 @@ def read_wide_row(obj: dict[str, Any]) -> WideRow:
     time_ms, unit = normalise_time_ms(obj["Timestamp"])
     values: list[tuple[str, float]] = []
     problems: list[str] = []
-    for quantity, raw in obj.items():
-        if quantity in WIDE_ROW_NON_QUANTITIES:
+    isfinite, non_quantities = math.isfinite, WIDE_ROW_NON_QUANTITIES
+    for quantity, raw in obj.items():  # type() checks: booleans are no numbers here
+        if quantity in non_quantities:
             continue
-        value = _number(raw)
-        if value is None or not math.isfinite(value):
+        kind = type(raw)
+        if kind is float and isfinite(raw):
+            values.append((quantity, raw))
+        elif kind is int:
+            values.append((quantity, float(raw)))
+        else:
             problems.append(f"value of {quantity} is not a number: {raw!r}")
-            continue
-        values.append((quantity, value))
     return WideRow(thing, time_ms, unit, values, problems)
 
 

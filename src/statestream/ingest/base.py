@@ -14,15 +14,13 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from statestream.ingest.pipeline import IngestPipeline
 
 
-@dataclass(frozen=True, slots=True)
-class RawEvent:
+class RawEvent(NamedTuple):
     """What a connector received, as it received it: the payload, where from and when."""
 
     payload: bytes
@@ -30,8 +28,7 @@ class RawEvent:
     received_ms: int  # epoch ms: the ingestion time
 
 
-@dataclass(frozen=True, slots=True)
-class MachineRecord:
+class MachineRecord(NamedTuple):
     """One value of one quantity of one thing at one time (the `machine.data` record)."""
 
     thing: str

@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import DecodeError
 
 from statestream.ingest.base import MachineRecord
 
@@ -53,17 +54,19 @@ def _json_string(text: str) -> str:
     return json.dumps(text)
 
 
+@lru_cache(maxsize=65_536)
+def _plain_head(thing: str, quantity: str) -> str:
+    return f'{{"thing": {json.dumps(thing)}, "quantity": {json.dumps(quantity)}, "phenomenonTime": '
+
+
 class PlainJsonCodec(RecordCodec):
     """The record as the seed wrote it: `{"thing", "quantity", "phenomenonTime", "result"}`."""
 
     name: Envelope = "none"
 
     def encode(self, record: MachineRecord, ingestion_ms: int) -> bytes:
-        return (
-            f'{{"thing": {_json_string(record.thing)}, '
-            f'"quantity": {_json_string(record.quantity)}, '
-            f'"phenomenonTime": {record.phenomenon_time_ms}, "result": {record.result!r}}}'
-        ).encode()
+        head = _plain_head(record.thing, record.quantity)
+        return f'{head}{record.phenomenon_time_ms}, "result": {record.result!r}}}'.encode()
 
     def decode(self, value: bytes) -> tuple[MachineRecord, int | None]:
         obj = json.loads(value)
@@ -183,3 +186,24 @@ def event_message_class() -> Any:
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+def decode_event_fields(
+    value: bytes | None,
+) -> tuple[str | None, str | None, float | None, float | None]:
+    """A protobuf `Event` value as (thing, quantity, event time in ms, result).
+
+    What it lacks is None, and so is all of it when it is no `Event` with a `MachineRecord`.
+    Proto3 cannot tell an empty string or a zero time from a missing one: both count as missing.
+    """
+    if value is None:
+        return None, None, None, None
+    try:
+        event = event_message_class().FromString(value)
+    except DecodeError:
+        return None, None, None, None
+    if event.WhichOneof("details") != "machine_record":
+        return None, None, None, None
+    details = event.machine_record
+    time = float(event.event_time_ms) if event.event_time_ms else None
+    return details.thing or None, details.quantity or None, time, details.result

@@ -41,10 +41,22 @@ class KafkaRecordSink:
         self, topic: str, key: bytes | None, value: bytes, on_delivery: DeliveryCallback
     ) -> None:
         """Queue one record; waits for deliveries when librdkafka's queue is full."""
-        while True:
+        self.produce_all(topic, [(key, value)], on_delivery)
+
+    def produce_all(
+        self,
+        topic: str,
+        records: list[tuple[bytes | None, bytes]],
+        on_delivery: DeliveryCallback,
+    ) -> None:
+        """Queue records (key, value) in order; waits for deliveries when the queue is full."""
+        produce = self._producer.produce
+        index = 0
+        while index < len(records):
             try:
-                self._producer.produce(topic, value, key, on_delivery=on_delivery)
-                return
+                for key, value in records[index:] if index else records:
+                    produce(topic, value, key, on_delivery=on_delivery)
+                    index += 1
             except BufferError:
                 self._producer.poll(0.05)
 

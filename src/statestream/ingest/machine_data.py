@@ -14,7 +14,7 @@ as a whole (to the dead-letter topic, with the reason), so no row is ever half i
 
 from __future__ import annotations
 
-import json
+import orjson
 
 from statestream.formats import MalformedRow, read_wide_row
 from statestream.ingest.base import EventRejected, MachineRecord, Processor, RawEvent
@@ -30,8 +30,8 @@ class MachineRowProcessor(Processor):
 
     def process(self, event: RawEvent) -> list[MachineRecord]:
         try:
-            obj = json.loads(event.payload)
-        except ValueError as exc:  # UnicodeDecodeError included
+            obj = orjson.loads(event.payload)
+        except orjson.JSONDecodeError as exc:  # invalid UTF-8, NaN and Infinity included
             raise EventRejected("bad_json", f"bad JSON: {exc}") from None
         if not isinstance(obj, dict):
             raise EventRejected("not_a_row", "not a JSON object")

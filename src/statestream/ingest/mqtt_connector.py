@@ -100,9 +100,11 @@ class MqttConnector(Connector):
         generation = self._generation
         while not stop.is_set():
             wait = BUSY_WAIT_S if pipeline.in_flight else IDLE_WAIT_S
-            for packet in connection.receive(wait):
+            packets = connection.receive(wait)
+            received = now_ms()
+            for packet in packets:
                 if packet.kind == wire.PUBLISH:
-                    event = RawEvent(packet.payload, packet.topic, now_ms())
+                    event = RawEvent(packet.payload, packet.topic, received)
                     # the subscription is QoS 1, so the broker sends QoS 0 or 1 only
                     pipeline.submit(event, (generation, packet.packet_id) if packet.qos else None)
             self._acknowledge(connection, pipeline.poll(), generation)

@@ -13,6 +13,7 @@ import json
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from confluent_kafka import KafkaError, Message
 
@@ -103,10 +104,12 @@ class IngestPipeline:
             return
         pending = _PendingEvent(token, len(records))
         self._pending.append(pending)
-        produce, encode, topic = self.sink.produce, self.codec.encode, self.topics.records
-        received = event.received_ms
-        for record in records:
-            produce(topic, record.key.encode(), encode(record, received), pending.delivered)
+        encode, received = self.codec.encode, event.received_ms
+        self.sink.produce_all(
+            self.topics.records,
+            [(_key_bytes(r.thing, r.quantity), encode(r, received)) for r in records],
+            pending.delivered,
+        )
         counts.records += len(records)
 
     def poll(self, timeout_s: float = 0.0) -> list[object]:
@@ -153,16 +156,21 @@ class IngestPipeline:
         self.sink.produce(self.topics.dead_letter, event.source.encode(), value, pending.delivered)
 
 
+@lru_cache(maxsize=65_536)
+def _key_bytes(thing: str, quantity: str) -> bytes:
+    """The Kafka key `thing.quantity` of a record (cached: the same series come again)."""
+    return f"{thing}.{quantity}".encode()
+
+
 def dead_letter_value(event: RawEvent, rejected: EventRejected, raw_limit: int) -> bytes:
     """The dead-letter record of a rejected event: reason, kind, source, time and raw payload.
 
     The payload is kept as text when it is UTF-8, else base64 (`raw_encoding`); one larger than
     `raw_limit` bytes is cut there (`truncated`), so the record always fits in Kafka.
     """
-    raw = event.payload[:raw_limit]
-    try:
-        text, encoding = raw.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
+    raw, truncated = event.payload[:raw_limit], len(event.payload) > raw_limit
+    text, encoding = _utf8(raw, truncated), "utf-8"
+    if text is None:
         text, encoding = base64.b64encode(raw).decode("ascii"), "base64"
     return json.dumps(
         {
@@ -173,9 +181,19 @@ def dead_letter_value(event: RawEvent, rejected: EventRejected, raw_limit: int) 
             "raw": text,
             "raw_encoding": encoding,
             "raw_bytes": len(event.payload),
-            "truncated": len(event.payload) > raw_limit,
+            "truncated": truncated,
         }
     ).encode()
+
+
+def _utf8(raw: bytes, truncated: bool) -> str | None:
+    """`raw` as text when it is UTF-8 (a cut payload may end inside a character); else None."""
+    for cut in range(4 if truncated else 1):
+        try:
+            return raw[: len(raw) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return None
 
 
 def now_ms() -> int:

@@ -19,7 +19,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
-from statestream.jobs.records import MACHINE_RECORD_SCHEMA
+from statestream.jobs.record_decoding import decoded_records
 from statestream.jobs.status import state_bytes
 from statestream.join import SpecTemplate
 from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter, checkpoint_query_id
@@ -53,7 +53,11 @@ def spec_templates(settings: Settings) -> list[SpecTemplate]:
 
 
 def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> DataFrame:
-    """The source topic as rows (bucket, thing, quantity, t, v, partition, offset, raw)."""
+    """The source topic as rows (bucket, thing, quantity, t, v, partition, offset, raw).
+
+    Values are decoded as `settings.ingest.envelope` says: plain record JSON, or the event
+    envelope as JSON or protobuf (`jobs.record_decoding`).
+    """
     reader = (
         spark.readStream.format("kafka")
         .options(**settings.kafka.spark_options())
@@ -64,9 +68,7 @@ def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOpti
     max_offsets = options.max_offsets_per_trigger or settings.join.max_offsets_per_trigger
     if max_offsets:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
-    raw = F.col("value").cast("string")
-    record = F.from_json(raw, MACHINE_RECORD_SCHEMA)
-    parsed = reader.load().select(record.alias("r"), raw.alias("raw"), "partition", "offset")
+    parsed = decoded_records(reader.load(), settings.ingest.envelope)  # plain JSON or envelope
     complete = _all_present("r.thing", "r.quantity", "r.phenomenonTime", "r.result")
     bucket = F.when(
         F.col("r.thing").isNotNull(), F.pmod(F.xxhash64("r.thing"), settings.join.buckets)

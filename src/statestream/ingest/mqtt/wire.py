@@ -14,7 +14,7 @@ received buffer is cut into packets without a read per byte.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 CONNECT, CONNACK, PUBLISH, PUBACK, PUBREC, PUBREL, PUBCOMP = 1, 2, 3, 4, 5, 6, 7
 SUBSCRIBE, SUBACK, PINGREQ, PINGRESP, DISCONNECT = 8, 9, 12, 13, 14
@@ -38,8 +38,7 @@ class ProtocolError(Exception):
     """The broker sent something that is not MQTT 3.1.1."""
 
 
-@dataclass(frozen=True, slots=True)
-class Packet:
+class Packet(NamedTuple):
     """One packet from the broker. `topic` and `payload` are set for PUBLISH only."""
 
     kind: int
