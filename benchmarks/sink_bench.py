@@ -162,7 +162,7 @@ def _query_run(
             raise RuntimeError(f"the sink query failed: {query.exception()}")
     finally:
         shutil.rmtree(checkpoint, ignore_errors=True)
-        AdminClient(settings.kafka.client_config()).delete_topics(_topic_names(bench_settings))
+        _delete_topics(settings, _topic_names(bench_settings))
     points = sum(r.points for r in reports)
     batch_seconds = sum(r.seconds for r in reports)
     later = reports[1:] or reports  # the first batch carries the JVM's warm-up
@@ -207,6 +207,12 @@ def _bench_topics(settings: Settings, name: str, partitions: int) -> Settings:
 def _topic_names(settings: Settings) -> list[str]:
     t = settings.topics
     return [t.machine_data, t.machine_out, t.stats, t.alerts, t.dead_letter]
+
+
+def _delete_topics(settings: Settings, topics: list[str]) -> None:
+    """Delete the topics and wait for it: a request still queued when the process ends is lost."""
+    for future in AdminClient(settings.kafka.client_config()).delete_topics(topics).values():
+        future.result(30)
 
 
 def _preload(settings: Settings, values: list[tuple[str, str]]) -> None:

@@ -55,7 +55,8 @@ def sink_settings(local_services: Settings, unique_name: str) -> Iterator[Settin
     settings = local_services.model_copy(update={"topics": topics, "influx": influx})
     yield settings
     _influx_query(settings, f'DROP DATABASE "{unique_name}"', database=None)
-    admin.delete_topics([*names, topics.dead_letter])
+    for future in admin.delete_topics([*names, topics.dead_letter]).values():
+        future.result(30)  # before the process may end and drop the request
 
 
 def _sample_records(rows: int) -> list[dict]:

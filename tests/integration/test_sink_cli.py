@@ -74,4 +74,5 @@ def test_run_sink_influx_available_now(
             auth=(influx.username, influx.password.get_secret_value()),
             timeout=30,
         )
-        admin.delete_topics(topics)
+        for future in admin.delete_topics(topics).values():
+            future.result(30)
