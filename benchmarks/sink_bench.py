@@ -211,7 +211,8 @@ def _topic_names(settings: Settings) -> list[str]:
 
 def _delete_topics(settings: Settings, topics: list[str]) -> None:
     """Delete the topics and wait for it: a request still queued when the process ends is lost."""
-    for future in AdminClient(settings.kafka.client_config()).delete_topics(topics).values():
+    admin = AdminClient(settings.kafka.client_config())  # alive until the futures resolve
+    for future in admin.delete_topics(topics).values():
         future.result(30)
 
 
