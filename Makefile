@@ -7,7 +7,7 @@ STATESTREAM := .venv/bin/statestream
 
 help:
 	@echo "make setup            install .venv, the JVM jars and mosquitto/influxdb (idempotent)"
-	@echo "make demo             start the services, produce the sample, count it, run the join"
+	@echo "make demo             the whole pipeline live on the local services; Ctrl-C stops it"
 	@echo "make test             start the services and run the whole test suite"
 	@echo "make lint             ruff check + ruff format --check"
 	@echo "make services-up | services-status | services-down"
@@ -17,12 +17,7 @@ setup:
 	@bash scripts/setup.sh
 
 demo: setup
-	$(STATESTREAM) services up
-	$(STATESTREAM) topics create
-	$(STATESTREAM) ingest sample
-	$(STATESTREAM) run demo-counts
-	$(STATESTREAM) run join --available-now
-	@echo "demo done: the services keep running (make services-down stops them)"
+	$(STATESTREAM) demo
 
 test: setup
 	@bash scripts/test.sh

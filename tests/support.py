@@ -90,3 +90,24 @@ def read_committed(settings, topic: str, timeout_s: float = 60.0) -> list[bytes]
         return values
     finally:
         consumer.close()
+
+
+def influx_query(settings, q: str, database: str | None = "") -> list[dict]:
+    """Rows of an InfluxQL query as dicts (times in µs); `database` "" is the settings' one."""
+    import requests
+
+    influx = settings.influx
+    params = {"q": q, "epoch": "u"}
+    if database is not None:
+        params["db"] = database or influx.database
+    password = influx.password.get_secret_value() if influx.password else ""
+    response = requests.post(
+        f"{influx.url}/query", params=params, auth=(influx.username, password), timeout=30
+    )
+    response.raise_for_status()
+    rows = []
+    for result in response.json()["results"]:
+        assert "error" not in result, result["error"]
+        for series in result.get("series", []):
+            rows += [dict(zip(series["columns"], v, strict=True)) for v in series["values"]]
+    return rows

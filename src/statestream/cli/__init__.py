@@ -17,6 +17,7 @@ from statestream.cli import (
     config_cmd,
     connect_cmd,
     dashboard_cmd,
+    demo_cmd,
     ingest_cmd,
     join_cmd,
     pipeline_cmd,
@@ -47,6 +48,7 @@ sink_cmd.register(app)
 pipeline_cmd.register(app)
 status_cmd.register(app)
 dashboard_cmd.register(app)
+demo_cmd.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,78 @@
+"""`statestream demo`: simulator, connector, Spark pipeline and dashboard, started as one."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from statestream.cli._common import console, settings_from
+
+if TYPE_CHECKING:
+    from statestream.config import Settings
+
+REPORT_EVERY_S = 15.0
+
+
+def demo(
+    ctx: typer.Context,
+    rate: Annotated[
+        float, typer.Option("--rate", min=0.1, help="Rows/s the simulator sends, all machines.")
+    ] = 20.0,
+    things: Annotated[
+        int, typer.Option("--things", min=1, help="Machines the sample is cloned into.")
+    ] = 6,
+) -> None:
+    """Run the whole pipeline on the local services and show it live in the browser.
+
+    Starts the services and topics if needed, then the dashboard, the MQTT connector, the Spark
+    pipeline (join, statistics and InfluxDB sink in one application) and the simulator, which
+    replays the sample's machines in real time with event times from now on. Prints the
+    dashboard's address and, every few seconds, what the queries have done. Ctrl-C stops
+    everything cleanly, front to back; each part logs to `<data_dir>/logs/demo-<part>.log`.
+    """
+    from statestream.config import ensure_local_secrets
+    from statestream.demo import Demo, DemoOptions, dashboard_address
+    from statestream.services import start_services
+    from statestream.services.topics import create_topics
+
+    settings = ensure_local_secrets(settings_from(ctx))
+    start_services(settings)
+    create_topics(settings)
+    runner = Demo(settings, DemoOptions(rate=rate, things=things))
+    say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
+    try:
+        runner.start(say)
+        token = " (add ?token=<dashboard token>)" if settings.dashboard.token else ""
+        console.print(f"\n[bold]dashboard: {dashboard_address(settings)}[/]{token}", soft_wrap=True)
+        console.print("Ctrl-C stops the demo\n")
+        while True:
+            time.sleep(REPORT_EVERY_S)
+            runner.raise_if_one_ended()
+            say(_progress_line(settings, runner.pipeline_pid))
+    except KeyboardInterrupt:
+        console.print("stopping the demo …")
+    finally:
+        runner.stop(say)
+    console.print("demo stopped; the services keep running (`statestream services down`)")
+
+
+def _progress_line(settings: Settings, pid: int | None) -> str:
+    """What the pipeline's queries have done so far, from their status reports."""
+    from statestream.jobs.status import read_statuses, status_folder
+
+    parts = []
+    for status in read_statuses(status_folder(settings)):
+        if status.pid != pid:
+            continue
+        figures = [f"{status.totals.get('input_rows', 0):,.0f} in"]
+        for name in ("pairs_out", "windows_out", "alerts", "late", "malformed"):
+            if status.totals.get(name):
+                figures.append(f"{status.totals[name]:,.0f} {name.replace('_out', '')}")
+        parts.append(f"{status.name}: {', '.join(figures)}")
+    return "; ".join(parts) or "no query has reported yet"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)

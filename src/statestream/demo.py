@@ -1,0 +1,160 @@
+"""`statestream demo`: the whole pipeline on the local services, started and stopped as one.
+
+Four processes, each the statestream command a user would run by hand, with the same settings:
+the dashboard, the MQTT connector, the Spark pipeline (join, statistics, InfluxDB sink in one
+application) and the simulator replaying the sample in real time, re-timed to now. Each writes
+its output to `<data_dir>/logs/demo-<part>.log`. Stopping (Ctrl-C) goes front to back: the
+simulator first, so that what it sent still flows through, then the connector, the pipeline and
+the dashboard, each with SIGINT and time to finish cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from statestream.config import Settings, settings_environment
+from statestream.errors import ServiceError
+
+STOP_TIMEOUT_S = 45.0
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    rate: float = 20.0  # rows/s of the simulator, all machines together
+    things: int = 6  # machines the simulator clones the sample into
+
+
+@dataclass
+class DemoPart:
+    """One process of the demo."""
+
+    name: str
+    args: list[str]
+    log: Path
+    process: subprocess.Popen | None = field(default=None, repr=False)
+    _log_file: IO[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def start(self, environment: dict[str, str]) -> None:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self._log_file = self.log.open("ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "statestream", *self.args],
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches the demo only, which stops all in order
+        )
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """SIGINT (a clean stop), then SIGKILL to the whole process group if it does not end."""
+        if self.process is not None and self.process.poll() is None:
+            _signal_group(self.process, signal.SIGINT)
+            try:
+                self.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                _signal_group(self.process, signal.SIGKILL)
+                self.process.wait(10)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
+    def last_lines(self, count: int = 5) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-count:])
+        except OSError:
+            return ""
+
+
+def _signal_group(process: subprocess.Popen, signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signum)
+
+
+def demo_parts(settings: Settings, options: DemoOptions) -> list[DemoPart]:
+    """The demo's processes in start order (stopped in the reverse order)."""
+    logs = settings.paths.log_dir
+    commands = {
+        "dashboard": ["dashboard"],
+        "connector": ["connect", "mqtt"],
+        "pipeline": ["run", "pipeline"],
+        "simulator": [
+            "simulate", "--to", "mqtt", "--rate", f"{options.rate:g}", "--order", "time",
+            "--retime", "--loop", "forever", "--things", str(options.things),
+        ],
+    }  # fmt: skip
+    return [DemoPart(name, args, logs / f"demo-{name}.log") for name, args in commands.items()]
+
+
+def dashboard_address(settings: Settings) -> str:
+    host = settings.dashboard.host
+    return f"http://{'[' + host + ']' if ':' in host else host}:{settings.dashboard.port}/"
+
+
+class Demo:
+    """Starts the parts, watches them, stops them in order."""
+
+    def __init__(self, settings: Settings, options: DemoOptions) -> None:
+        self.settings = settings
+        self.parts = demo_parts(settings, options)
+        self.environment = {**os.environ, **settings_environment(settings)}
+
+    def start(self, say: Callable[[str], None]) -> None:
+        """Start every part; raises `ServiceError` if one ends during start-up."""
+        for part in self.parts:
+            say(f"starting {part.name}: statestream {' '.join(part.args)}  (log: {part.log})")
+            part.start(self.environment)
+            if part.name == "dashboard":
+                self._wait_for_dashboard(part)
+        time.sleep(1.0)
+        self.raise_if_one_ended()
+
+    @property
+    def pipeline_pid(self) -> int | None:
+        """The process id of the Spark pipeline (its queries report under it)."""
+        part = next(p for p in self.parts if p.name == "pipeline")
+        return part.process.pid if part.process is not None else None
+
+    def raise_if_one_ended(self) -> None:
+        for part in self.parts:
+            if not part.running:
+                code = part.process.returncode if part.process else None
+                raise ServiceError(
+                    f"{part.name} ended (exit code {code}); the end of {part.log}:\n"
+                    + part.last_lines()
+                )
+
+    def stop(self, say: Callable[[str], None]) -> None:
+        for part in reversed(self.parts):
+            if part.running:
+                say(f"stopping {part.name} …")
+            part.stop()
+
+    def _wait_for_dashboard(self, part: DemoPart, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not part.running:
+                return  # reported by raise_if_one_ended
+            try:
+                urllib.request.urlopen(dashboard_address(self.settings), timeout=2).close()
+                return
+            except urllib.error.HTTPError:
+                return  # it answers (401 when a token is set)
+            except OSError:
+                time.sleep(0.3)
+        raise ServiceError(f"the dashboard did not answer within {timeout_s:.0f} s ({part.log})")

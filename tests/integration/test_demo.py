@@ -1,0 +1,83 @@
+"""`statestream demo` runs the whole pipeline on the local services, and Ctrl-C stops all of it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from statestream.config import Settings, load_settings
+from tests.support import free_ports, influx_query, read_committed
+
+pytestmark = pytest.mark.integration
+
+
+def _isolated(unique_name: str, tmp_path: Path) -> dict[str, str]:
+    """Settings of a demo that shares the services but no topic, database or checkpoint."""
+    (port,) = free_ports(1)
+    names = ("machine_data", "machine_out", "dead_letter", "late", "stats", "alerts")
+    return {
+        **{f"STATESTREAM_TOPICS__{n.upper()}": f"{unique_name}.{n}" for n in names},
+        "STATESTREAM_SPARK__CHECKPOINT_ROOT": str(tmp_path / "checkpoints"),
+        "STATESTREAM_INFLUX__DATABASE": unique_name,
+        "STATESTREAM_DASHBOARD__PORT": str(port),
+        "STATESTREAM_MQTT__TOPIC": f"test/{unique_name}",
+        "STATESTREAM_INGEST__CLIENT_ID": unique_name,
+    }
+
+
+def _wait_for(condition, timeout_s: float, what: str, demo: subprocess.Popen) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert demo.poll() is None, f"the demo ended while waiting for {what}"
+        assert time.monotonic() < deadline, f"no {what} after {timeout_s:.0f} s"
+        time.sleep(2)
+
+
+def test_demo_runs_every_part_and_stops_cleanly(
+    local_services: Settings, unique_name: str, tmp_path: Path
+) -> None:
+    environment = {**os.environ, **_isolated(unique_name, tmp_path), "COLUMNS": "200"}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in environment.items():
+            patch.setenv(key, value)
+        settings = load_settings()
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "statestream", "demo", "--rate", "50", "--things", "3"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait_for(
+            lambda: len(read_committed(settings, settings.topics.machine_out)) > 0,
+            300,
+            "pair on the output topic",
+            demo,
+        )
+        _wait_for(
+            lambda: influx_query(settings, "SELECT count(result) FROM machine_out"),
+            120,
+            "joined point in InfluxDB",
+            demo,
+        )
+        address = f"http://localhost:{settings.dashboard.port}/"
+        with urllib.request.urlopen(address, timeout=10) as page:
+            assert page.status == 200
+    finally:
+        demo.send_signal(signal.SIGINT)
+        output, _ = demo.communicate(timeout=180)
+    assert demo.returncode == 0, output
+    for part in ("simulator", "pipeline", "connector", "dashboard"):
+        assert f"stopping {part}" in output
+    assert f"dashboard: http://localhost:{settings.dashboard.port}/" in output
+    with pytest.raises(OSError):
+        urllib.request.urlopen(address, timeout=5)
+    influx_query(settings, f'DROP DATABASE "{unique_name}"', database=None)
