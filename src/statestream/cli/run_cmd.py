@@ -77,7 +77,9 @@ def join(
     ] = StartingOffsets.earliest,
     checkpoint: Annotated[
         Path | None,
-        typer.Option("--checkpoint", help="Checkpoint folder (default: join in the checkpoint root)."),
+        typer.Option(
+            "--checkpoint", help="Checkpoint folder (default: join in the checkpoint root)."
+        ),
     ] = None,
     pause_after_commit: Annotated[
         float, typer.Option("--pause-after-commit", hidden=True, help="Crash tests only.")
