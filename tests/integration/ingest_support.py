@@ -1,0 +1,152 @@
+"""What the ingestion tests share: fresh topics and MQTT topic per test, a connector in a thread,
+and reading Kafka back with keys."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaError
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from statestream.config import Settings
+from statestream.ingest import (
+    IngestPipeline,
+    MachineRowProcessor,
+    MqttConnector,
+    RawEvent,
+    SimulationPlan,
+    machine_data_pipeline,
+    run_simulation,
+)
+from statestream.ingest.mqtt import forget_session
+
+
+def ingest_settings(settings: Settings, name: str, **ingest: object) -> Settings:
+    """Settings whose MQTT topic, client id and Kafka topics are this test's own (topics made)."""
+    topics = settings.topics.model_copy(
+        update={"machine_data": f"{name}.data", "dead_letter": f"{name}.dlq"}
+    )
+    admin = AdminClient(settings.kafka.client_config())
+    new = [NewTopic(topics.machine_data, 5, 1), NewTopic(topics.dead_letter, 1, 1)]
+    for future in admin.create_topics(new).values():
+        future.result()
+    return settings.model_copy(
+        update={
+            "topics": topics,
+            "mqtt": settings.mqtt.model_copy(update={"topic": f"statestream/test/{name}"}),
+            "ingest": settings.ingest.model_copy(update={"client_id": name, **ingest}),
+        }
+    )
+
+
+def cleanup(settings: Settings) -> None:
+    """Remove the test's MQTT session and Kafka topics."""
+    forget_session(settings.mqtt, settings.ingest.client_id)
+    admin = AdminClient(settings.kafka.client_config())
+    admin.delete_topics([settings.topics.machine_data, settings.topics.dead_letter])
+
+
+@dataclass
+class ThreadConnector:
+    connector: MqttConnector
+    pipeline: IngestPipeline
+    errors: list[BaseException]
+
+
+@contextmanager
+def connector_thread(settings: Settings) -> Iterator[ThreadConnector]:
+    """`connect mqtt` in a thread of the test: subscribed on entry, flushed and stopped on exit."""
+    subscribed, stop = threading.Event(), threading.Event()
+    pipeline = machine_data_pipeline(settings)
+    connector = MqttConnector(settings, on_subscribed=lambda _present: subscribed.set())
+    running = ThreadConnector(connector, pipeline, [])
+
+    def run() -> None:
+        try:
+            connector.run(pipeline, stop)
+        except BaseException as exc:  # reported by the test
+            running.errors.append(exc)
+            subscribed.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert subscribed.wait(30), "the connector did not subscribe"
+    try:
+        yield running
+    finally:
+        stop.set()
+        thread.join(60)
+    assert not running.errors, running.errors
+
+
+def publish(settings: Settings, lines: list[bytes], **options: object) -> None:
+    """The simulator sends `lines` as they are, one per MQTT message (QoS 1 unless given)."""
+    run_simulation(settings, SimulationPlan(lines=lines), target="mqtt", **options)  # type: ignore[arg-type]
+
+
+def expected_records(lines: list[bytes]) -> dict[str, list[tuple[float, float]]]:
+    """Per key, the (time, value) of the records the rows stand for, in row order."""
+    processor, expected = MachineRowProcessor(), {}
+    for line in lines:
+        for record in processor.process(RawEvent(line, "test", 0)):
+            expected.setdefault(record.key, []).append((record.phenomenon_time_ms, record.result))
+    return expected
+
+
+def topic_size(settings: Settings, topic: str) -> int:
+    """Records on `topic` now (the sum of its partitions' high watermarks)."""
+    from confluent_kafka import TopicPartition
+
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": f"size-{topic}"})
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        return sum(
+            consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in partitions
+        )
+    finally:
+        consumer.close()
+
+
+def wait_for_records(settings: Settings, topic: str, count: int, timeout_s: float = 60) -> int:
+    """Wait until `topic` holds at least `count` records; how many it holds."""
+    deadline = time.monotonic() + timeout_s
+    while (size := topic_size(settings, topic)) < count and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return size
+
+
+def read_records(settings: Settings, topic: str) -> list[tuple[str | None, bytes]]:
+    """Every (key, value) on `topic`, partition by partition in log order."""
+    consumer = Consumer(
+        {
+            **settings.kafka.client_config(),
+            "group.id": f"reader-{topic}-{time.monotonic_ns()}",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+        consumer.subscribe([topic])
+        records: list[tuple[str | None, bytes]] = []
+        at_end: set[int] = set()
+        deadline = time.monotonic() + 60
+        while len(at_end) < partitions and time.monotonic() < deadline:
+            message = consumer.poll(1.0)
+            if message is None:
+                continue
+            if message.error():
+                if message.error().code() != KafkaError._PARTITION_EOF:
+                    raise RuntimeError(message.error().str())
+                at_end.add(message.partition())
+                continue
+            key = message.key()
+            records.append((key.decode() if key is not None else None, message.value()))
+        return records
+    finally:
+        consumer.close()
