@@ -21,6 +21,7 @@ from statestream.cli import (
     ingest_cmd,
     join_cmd,
     pipeline_cmd,
+    report_cmd,
     run_cmd,
     services_cmd,
     simulate_cmd,
@@ -42,6 +43,7 @@ topics_cmd.register(app)
 ingest_cmd.register(app)
 simulate_cmd.register(app)
 connect_cmd.register(app)
+report_cmd.register(app)
 run_cmd.register(app)
 stats_cmd.register(app)
 sink_cmd.register(app)

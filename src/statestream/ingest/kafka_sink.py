@@ -7,6 +7,7 @@ replica has it. Keys are partitioned with murmur2, as Java clients (and Spark) d
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from confluent_kafka import KafkaError, Message, Producer
@@ -70,19 +71,30 @@ class KafkaRecordSink:
         """Wait until every queued record is delivered or failed; the number still queued."""
         return self._producer.flush(timeout_s)
 
-    def partitions(self, topic: str) -> int:
-        """How many partitions `topic` has; `ServiceError` when it does not exist."""
-        try:
-            metadata = self._producer.list_topics(topic, timeout=10)
-        except Exception as exc:  # confluent_kafka.KafkaException
-            raise ServiceError(f"cannot read the metadata of Kafka topic {topic}: {exc}") from None
-        found = metadata.topics.get(topic)
-        if found is None or found.error is not None or not found.partitions:
-            raise ServiceError(
-                f"Kafka topic {topic} does not exist at {self.settings.kafka.bootstrap_servers}; "
-                "create it with `statestream topics create`"
-            )
-        return len(found.partitions)
+    def partitions(self, topic: str, wait_s: float = 5.0) -> int:
+        """How many partitions `topic` has; `ServiceError` when it does not exist.
+
+        A topic created a moment ago may take a little while to show in the metadata, so it is
+        asked for again for up to `wait_s`.
+        """
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                metadata = self._producer.list_topics(topic, timeout=10)
+            except Exception as exc:  # confluent_kafka.KafkaException
+                raise ServiceError(
+                    f"cannot read the metadata of Kafka topic {topic}: {exc}"
+                ) from None
+            found = metadata.topics.get(topic)
+            if found is not None and found.error is None and found.partitions:
+                return len(found.partitions)
+            if time.monotonic() > deadline:
+                raise ServiceError(
+                    f"Kafka topic {topic} does not exist at "
+                    f"{self.settings.kafka.bootstrap_servers}; create it with "
+                    "`statestream topics create`"
+                )
+            time.sleep(0.2)
 
     def _on_error(self, error: KafkaError) -> None:
         if error.fatal():
