@@ -3,6 +3,8 @@ and reading Kafka back with keys."""
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -150,3 +152,53 @@ def read_records(settings: Settings, topic: str) -> list[tuple[str | None, bytes
         return records
     finally:
         consumer.close()
+
+
+class CuttableProxy:
+    """A TCP proxy to the MQTT broker whose connections a test can cut, as a network fault would."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.target = (host, port)
+        self._server = socket.create_server(("127.0.0.1", 0))
+        self.port = self._server.getsockname()[1]
+        self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut(self) -> None:
+        """Close every connection through the proxy; new ones are accepted as before."""
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for pair in pairs:
+            for sock in pair:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+
+    def close(self) -> None:
+        self.cut()
+        self._server.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            with self._lock:
+                self._pairs.append((client, upstream))
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=_forward, args=(source, sink), daemon=True).start()
+
+
+def _forward(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)

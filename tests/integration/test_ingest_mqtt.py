@@ -15,6 +15,7 @@ from statestream.config import Settings
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 from statestream.ingest.connector_process import ConnectorProcess
 from tests.integration.ingest_support import (
+    CuttableProxy,
     cleanup,
     connector_thread,
     expected_records,
@@ -92,6 +93,33 @@ def test_a_killed_connector_loses_nothing(ingest: Settings, tmp_path: Path) -> N
     assert per_key.keys() == expected.keys()
     for key, series in per_key.items():  # duplicates allowed; first arrivals in row order
         assert list(dict.fromkeys(series)) == expected[key], key
+
+
+def test_the_connector_reconnects_after_a_network_cut_and_loses_nothing(ingest: Settings) -> None:
+    plan = SimulationPlan(lines=LINES, loops=2)  # 10,000 rows
+    expected = expected_records(list(plan.payloads()))
+    total = _count(expected)
+    proxy = CuttableProxy(ingest.mqtt.host, ingest.mqtt.port)
+    through_proxy = ingest.model_copy(
+        update={"mqtt": ingest.mqtt.model_copy(update={"host": "127.0.0.1", "port": proxy.port})}
+    )
+    try:
+        with connector_thread(through_proxy) as running:
+            simulator = threading.Thread(
+                target=run_simulation, args=(ingest, plan), kwargs={"rate": 4000.0}
+            )
+            simulator.start()
+            wait_for_records(ingest, ingest.topics.machine_data, total // 3)
+            proxy.cut()
+            simulator.join(60)
+            wait_for_records(ingest, ingest.topics.machine_data, total)
+        assert running.connector.reconnects == 1
+    finally:
+        proxy.close()
+    per_key = _per_key(read_records(ingest, ingest.topics.machine_data))
+    for key, series in per_key.items():
+        assert list(dict.fromkeys(series)) == expected[key], key
+    assert per_key.keys() == expected.keys()
 
 
 def test_each_kind_of_bad_message_goes_to_the_dead_letter_topic(ingest: Settings) -> None:
