@@ -53,7 +53,7 @@ def test_connect_file_sends_bad_lines_to_the_dead_letter_topic(
     )
     result = _run(ingest, "connect", "file", str(source))
     assert result.exit_code == 0, result.stderr
-    assert "2 events → 2 records, 1 dead letters (bad_timestamp 1)" in result.stdout
+    assert "2 events (0.0 MB) → 2 records, 1 dead letters (bad_timestamp 1)" in result.stdout
     [(_, dead)] = read_records(ingest, ingest.topics.dead_letter)
     assert json.loads(dead)["source_topic"] == "rows.jsonl"
 

@@ -66,6 +66,15 @@ def test_every_row_of_the_sample_arrives_as_its_records_in_order_per_key(
     assert topic_size(ingest, ingest.topics.dead_letter) == 0
 
 
+@pytest.mark.parametrize("qos", [0, 2])
+def test_the_simulator_publishes_at_qos_0_and_2(ingest: Settings, qos: int) -> None:
+    rows = LINES[:300]
+    with connector_thread(ingest):
+        publish(ingest, rows, qos=qos)
+        wait_for_records(ingest, ingest.topics.machine_data, _count(expected_records(rows)))
+    assert _per_key(read_records(ingest, ingest.topics.machine_data)) == expected_records(rows)
+
+
 def test_a_killed_connector_loses_nothing(ingest: Settings, tmp_path: Path) -> None:
     plan = SimulationPlan(lines=LINES, loops=4)  # 20,000 rows, each pass at new times
     expected = expected_records(list(plan.payloads()))

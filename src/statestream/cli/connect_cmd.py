@@ -14,6 +14,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from statestream.cli._common import console, err_console, settings_from
 from statestream.ingest import (
     IngestCounts,
+    IngestPipeline,
+    MachineRowProcessor,
     MqttConnector,
     ReplayConnector,
     file_lines,
@@ -74,7 +76,7 @@ def connect_mqtt(
     finally:
         stop.set()
         reporter.join()
-    console.print(_summary(pipeline.counts, time.monotonic() - started, connector.reconnects))
+    console.print(_summary(pipeline, time.monotonic() - started, connector.reconnects))
 
 
 @connect_app.command("file")
@@ -102,18 +104,22 @@ def connect_file(
             file_lines(file), file.name, lambda n: progress.update(task, completed=n)
         )
         connector.run(pipeline, threading.Event())
-    console.print(_summary(pipeline.counts, time.monotonic() - started, 0))
+    console.print(_summary(pipeline, time.monotonic() - started, 0))
 
 
-def _summary(counts: IngestCounts, seconds: float, reconnects: int) -> str:
+def _summary(pipeline: IngestPipeline, seconds: float, reconnects: int) -> str:
+    counts = pipeline.counts
     rate = counts.events / seconds if seconds > 0 else 0.0
     rejected = ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.rejected.items()))
-    return (
-        f"{counts.events:,} events → {counts.records:,} records, "
-        f"{counts.dead_letters:,} dead letters{f' ({rejected})' if rejected else ''} "
-        f"in {seconds:.1f} s ({rate:,.0f} events/s)"
-        + (f"; {reconnects} reconnects" if reconnects else "")
+    line = (
+        f"{counts.events:,} events ({counts.payload_bytes / 1e6:,.1f} MB) → "
+        f"{counts.records:,} records, {counts.dead_letters:,} dead letters"
+        f"{f' ({rejected})' if rejected else ''} in {seconds:.1f} s ({rate:,.0f} events/s)"
     )
+    processor = pipeline.processor
+    if isinstance(processor, MachineRowProcessor) and processor.normalised_times:
+        line += f"; {processor.normalised_times:,} Timestamps normalised to ms"
+    return line + (f"; {reconnects} reconnects" if reconnects else "")
 
 
 class _Reporter(threading.Thread):

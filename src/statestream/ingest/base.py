@@ -60,8 +60,6 @@ class EventRejected(Exception):
 class Processor(ABC):
     """Turns one raw event into zero or more records (filters, timestamp extraction, mapping)."""
 
-    name: str = "processor"
-
     @abstractmethod
     def process(self, event: RawEvent) -> Sequence[MachineRecord]:
         """The records of `event`; raises `EventRejected` with the reason when it has none."""
@@ -74,8 +72,6 @@ class Connector(ABC):
     event's records (or its dead-letter record) safely in Kafka, so a crash means redelivery,
     never loss.
     """
-
-    name: str = "connector"
 
     @abstractmethod
     def run(self, pipeline: IngestPipeline, stop: threading.Event) -> None:

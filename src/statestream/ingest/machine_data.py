@@ -23,8 +23,6 @@ from statestream.ingest.base import EventRejected, MachineRecord, Processor, Raw
 class MachineRowProcessor(Processor):
     """Wide machine row → one `MachineRecord` per quantity, in the row's key order."""
 
-    name = "machine-row"
-
     def __init__(self) -> None:
         self.normalised_times = 0  # rows whose Timestamp was not in ms
 

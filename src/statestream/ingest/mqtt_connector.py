@@ -35,8 +35,6 @@ class MqttConnector(Connector):
     `on_subscribed(session_present)` is called after each (re)subscription.
     """
 
-    name = "mqtt"
-
     def __init__(
         self,
         settings: Settings,

@@ -21,8 +21,6 @@ POLL_EVERY = 1000  # events between two polls of the producer's delivery reports
 class ReplayConnector(Connector):
     """Hands each payload of `payloads` to the pipeline as one raw event from `source`."""
 
-    name = "replay"
-
     def __init__(
         self,
         payloads: Iterable[bytes],
