@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from statestream.config import Settings, settings_environment
 from statestream.ingest import SAMPLE_FILE, file_lines
@@ -88,3 +89,15 @@ def test_bench_ingest_prints_its_figures(local_services: Settings) -> None:
     records = sum(len(series) for series in expected_records(first_rows).values())
     assert (figures["rows"], figures["records"]) == (2000, records)
     assert figures["rows_per_s"] > 0 and figures["records_per_s"] > figures["rows_per_s"]
+
+
+def test_connect_mqtt_refused_login_is_one_line(ingest: Settings) -> None:
+    wrong = ingest.model_copy(
+        update={"mqtt": ingest.mqtt.model_copy(update={"password": SecretStr("wrong")})}
+    )
+    result = _run(wrong, "connect", "mqtt")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: the MQTT broker at {ingest.mqtt.host}:{ingest.mqtt.port} refused the login: "
+        "not authorized"
+    ]

@@ -64,6 +64,7 @@ class MqttConnection:
         except OSError as exc:
             raise ServiceError(f"cannot reach the MQTT broker at {self.address}: {exc}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(self.keepalive_s)  # a broker that takes no data for that long is gone
         self._sock = sock
         password = self.settings.password.get_secret_value() if self.settings.password else None
         self.send(
