@@ -1,5 +1,5 @@
-"""The examples in the docstrings of the join and statistics cores and the testing helpers run
-as written."""
+"""The examples in the docstrings of the join, statistics and ingestion cores and the testing
+helpers run as written."""
 
 import doctest
 import importlib
@@ -7,6 +7,11 @@ import importlib
 import pytest
 
 MODULES = [
+    "statestream.formats",
+    "statestream.ingest.envelope",
+    "statestream.ingest.machine_data",
+    "statestream.ingest.mqtt.wire",
+    "statestream.ingest.simulator",
     "statestream.join.codec",
     "statestream.join.engine",
     "statestream.join.router",
