@@ -94,16 +94,21 @@ class _Output:
 
     def __init__(self, topics: OutputTopics) -> None:
         self.topics = topics
-        self.rows: dict[str, list] = {name: [] for name in _OUTPUT_COLUMNS}
+        self.rows: dict[str, list] = {name: [] for name in _TEXT_COLUMNS}
+        self.figures: dict[str, float] = {}  # the stats row's, which comes last
         self.duplicates = 0
         self.malformed_count = 0
         self.max_event_time = float("nan")
 
     def _add(self, kind: str, topic: str, key: str | None, value: str) -> None:
-        for name, item in zip(_OUTPUT_COLUMNS[:4], (kind, topic, key, value), strict=True):
-            self.rows[name].append(item)
-        for name in _OUTPUT_COLUMNS[4:]:
-            self.rows[name].append(None)
+        self._add_many(kind, topic, key, [value])
+
+    def _add_many(self, kind: str, topic: str, key: str | None, values: list[str]) -> None:
+        """Rows of one kind, topic and key, one per value."""
+        count = len(values)
+        for name, item in zip(_TEXT_COLUMNS[:3], (kind, topic, key), strict=True):
+            self.rows[name].extend([item] * count)
+        self.rows["value"].extend(values)
 
     def malformed(self, bad: pd.DataFrame) -> None:
         self.malformed_count += len(bad)
@@ -124,8 +129,9 @@ class _Output:
         spec, pairs = routed.spec, routed.step.pairs
         if len(pairs):
             key = f"{routed.thing}.{spec.result}"
-            for text in pair_json_lines(routed.thing, spec, pairs):
-                self._add("pair", self.topics.pairs, key, text)
+            self._add_many(
+                "pair", self.topics.pairs, key, pair_json_lines(routed.thing, spec, pairs)
+            )
             self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
         for series, rows, verdicts in (
             ("left", routed.left_rows, routed.step.left),
@@ -160,33 +166,28 @@ class _Output:
         self._add("late", self.topics.late, f"{row['thing']}.{row['quantity']}", json.dumps(value))
 
     def stats(self, records: int, state_records: int) -> None:
+        """The last row: the call's figures (in the numeric columns, empty in all other rows)."""
         self._add("stats", "", None, "")
-        for name, value in (
-            ("records", records),
-            ("duplicates", self.duplicates),
-            ("state_records", state_records),
-            ("max_event_time", self.max_event_time),
-        ):
-            self.rows[name][-1] = value
+        self.figures = {
+            "records": records,
+            "duplicates": self.duplicates,
+            "state_records": state_records,
+        }
 
     def frame(self) -> pd.DataFrame:
-        frame = pd.DataFrame(self.rows, columns=list(_OUTPUT_COLUMNS))
-        for name in ("records", "duplicates", "state_records"):
-            frame[name] = frame[name].astype("Int64")
-        frame["max_event_time"] = frame["max_event_time"].astype("float64")
-        return frame
+        count = len(self.rows["value"])
+        columns: dict[str, object] = dict(self.rows)
+        for name, value in self.figures.items():
+            data, empty = np.zeros(count, dtype=np.int64), np.ones(count, dtype=bool)
+            data[-1], empty[-1] = value, False
+            columns[name] = pd.arrays.IntegerArray(data, empty)
+        event_time = np.full(count, np.nan)
+        event_time[-1] = self.max_event_time
+        columns["max_event_time"] = event_time
+        return pd.DataFrame(columns)
 
 
-_OUTPUT_COLUMNS = (
-    "kind",
-    "topic",
-    "key",
-    "value",
-    "records",
-    "duplicates",
-    "state_records",
-    "max_event_time",
-)
+_TEXT_COLUMNS = ("kind", "topic", "key", "value")
 
 
 def _malformed_reason(raw: str | None) -> str:
