@@ -9,6 +9,7 @@ a fresh MQTT session are used and removed at the end.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import tempfile
@@ -76,7 +77,11 @@ def run(settings: Settings, options: IngestBenchOptions, say: Callable[[str], No
     finally:
         connector.stop()
         forget_session(bench.mqtt, bench.ingest.client_id)
-        admin.delete_topics([bench.topics.machine_data, bench.topics.dead_letter])
+        for future in admin.delete_topics(
+            [bench.topics.machine_data, bench.topics.dead_letter]
+        ).values():
+            with contextlib.suppress(Exception):
+                future.result(30)
     log_file.unlink(missing_ok=True)
     return {
         "rows": options.rows,

@@ -46,10 +46,16 @@ def ingest_settings(settings: Settings, name: str, **ingest: object) -> Settings
 
 
 def cleanup(settings: Settings) -> None:
-    """Remove the test's MQTT session and Kafka topics."""
+    """Remove the test's MQTT session (its own client id) and its Kafka topics."""
     forget_session(settings.mqtt, settings.ingest.client_id)
+    delete_topics(settings, settings.topics.machine_data, settings.topics.dead_letter)
+
+
+def delete_topics(settings: Settings, *topics: str) -> None:
+    """Delete Kafka topics and wait until they are gone."""
     admin = AdminClient(settings.kafka.client_config())
-    admin.delete_topics([settings.topics.machine_data, settings.topics.dead_letter])
+    for future in admin.delete_topics(list(topics)).values():
+        future.result(30)
 
 
 @dataclass

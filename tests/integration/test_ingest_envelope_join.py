@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import json
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -23,7 +25,7 @@ from statestream.ingest import (
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
-from tests.integration.ingest_support import expected_records, read_records
+from tests.integration.ingest_support import delete_topics, expected_records, read_records
 from tests.support import read_committed
 
 pytestmark = pytest.mark.integration
@@ -61,11 +63,23 @@ def _offline_pairs(template: SpecTemplate) -> set[tuple]:
     return {_pair_key(json.loads(line)) for line in out.getvalue().splitlines()}
 
 
-@pytest.mark.parametrize("envelope", ["json", "protobuf"])
+@pytest.fixture
+def envelope_settings(
+    local_services: Settings, unique_name: str, request: pytest.FixtureRequest
+) -> Iterator[Settings]:
+    settings = _settings(local_services, unique_name, request.param)
+    yield settings
+    topics = settings.topics
+    delete_topics(
+        settings, topics.machine_data, topics.machine_out, topics.late, topics.dead_letter
+    )
+
+
+@pytest.mark.parametrize("envelope_settings", ["json", "protobuf"], indirect=True)
 def test_enveloped_records_round_trip_and_the_join_reads_them(
-    spark, local_services: Settings, unique_name: str, envelope: str
+    spark, envelope_settings: Settings, unique_name: str, tmp_path: Path
 ) -> None:
-    settings = _settings(local_services, unique_name, envelope)
+    settings, envelope = envelope_settings, envelope_settings.ingest.envelope
     pipeline = machine_data_pipeline(settings)
     ReplayConnector(ROWS, "test").run(pipeline, threading.Event())
 
@@ -82,7 +96,12 @@ def test_enveloped_records_round_trip_and_the_join_reads_them(
     query = start_join_query(
         spark,
         settings,
-        JoinJobOptions(available_now=True, query_name=unique_name, templates=(template,)),
+        JoinJobOptions(
+            available_now=True,
+            query_name=unique_name,
+            templates=(template,),
+            checkpoint=tmp_path / "checkpoint",
+        ),
     )
     query.awaitTermination()
     assert query.exception() is None

@@ -7,6 +7,7 @@ the segment files of a local broker.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -93,7 +94,14 @@ def measure_kafka_logs(
                 _write(settings, topic, size.envelope, compression, lines)
                 size.log_bytes[compression] = _segment_bytes(log_dir / f"{topic}-0")
             finally:
-                admin.delete_topics([topic])
+                _delete(admin, topic)
+
+
+def _delete(admin: AdminClient, topic: str) -> None:
+    """Delete a topic and wait until Kafka did (an exiting process would drop the request)."""
+    for future in admin.delete_topics([topic]).values():
+        with contextlib.suppress(Exception):
+            future.result(30)
 
 
 def _write(
