@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka.admin import AdminClient
 from pydantic import SecretStr
 
 from statestream.config import Settings, settings_environment
@@ -101,3 +102,12 @@ def test_connect_mqtt_refused_login_is_one_line(ingest: Settings) -> None:
         f"error: the MQTT broker at {ingest.mqtt.host}:{ingest.mqtt.port} refused the login: "
         "not authorized"
     ]
+
+
+def test_a_missing_topic_is_named_not_created(local_services: Settings, unique_name: str) -> None:
+    result = run_cli("simulate", "--to", "kafka", "--topic", unique_name, env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert f"Kafka topic {unique_name} does not exist" in result.stderr
+    assert "statestream topics create" in result.stderr
+    admin = AdminClient(local_services.kafka.client_config())
+    assert unique_name not in admin.list_topics(timeout=10).topics

@@ -31,6 +31,9 @@ class KafkaRecordSink:
                 "linger.ms": linger_ms,
                 "compression.type": compression,
                 "partitioner": "murmur2_random",
+                # topics come from `statestream topics create`, with their partitions and
+                # retention; never made up by the broker's defaults on first use
+                "allow.auto.create.topics": False,
                 "queue.buffering.max.messages": 500_000,
                 "log_level": 3,  # errors only: librdkafka retries on its own
                 "error_cb": self._on_error,

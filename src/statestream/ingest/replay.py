@@ -8,6 +8,7 @@ acknowledge to; the run ends when Kafka has confirmed every record.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from statestream.errors import InputError
 from statestream.ingest.base import Connector, RawEvent
 from statestream.ingest.pipeline import IngestPipeline, now_ms
 
-POLL_EVERY = 1000  # events between two polls of the producer's delivery reports
+POLL_EVERY = 1000  # events between two polls of the producer's delivery reports …
+POLL_INTERVAL_S = 0.5  # … or seconds, whichever comes first (a slow replay shows progress)
 
 
 class ReplayConnector(Connector):
@@ -39,13 +41,14 @@ class ReplayConnector(Connector):
         return cls(file_lines(path), path.name, on_event)
 
     def run(self, pipeline: IngestPipeline, stop: threading.Event) -> None:
-        submitted = 0
+        submitted, next_poll = 0, time.monotonic() + POLL_INTERVAL_S
         for payload in self.payloads:
             if stop.is_set():
                 break
             pipeline.submit(RawEvent(payload, self.source, now_ms()))
             submitted += 1
-            if submitted % POLL_EVERY == 0:
+            if submitted % POLL_EVERY == 0 or time.monotonic() > next_poll:
+                next_poll = time.monotonic() + POLL_INTERVAL_S
                 pipeline.poll()
                 if self.on_event is not None:
                     self.on_event(submitted)
