@@ -38,6 +38,9 @@ class KafkaSettings(_Section):
     sasl_password: SecretStr | None = None
     controller_port: int = Field(9093, ge=1, le=65535, description="KRaft controller port")
     broker_heap: str = Field("1g", description="-Xmx of the local broker")
+    source_fetch_wait_ms: int = Field(
+        10, ge=0, description="fetch.max.wait.ms of Spark's Kafka source (latency per batch)"
+    )
 
     @field_validator("bootstrap_servers")
     @classmethod
@@ -77,6 +80,9 @@ class KafkaSettings(_Section):
         options = {
             "kafka.bootstrap.servers": self.bootstrap_servers,
             "kafka.security.protocol": self.security_protocol,
+            # a micro-batch reads to the end of each partition; the broker's default wait there
+            # (500 ms for more data) would be added to every batch
+            "kafka.fetch.max.wait.ms": str(self.source_fetch_wait_ms),
         }
         if self.sasl_mechanism:
             options["kafka.sasl.mechanism"] = self.sasl_mechanism
@@ -169,7 +175,9 @@ class SparkSettings(_Section):
     master: str = "local[*]"
     app_name: str = "statestream"
     checkpoint_root: Path | None = Field(None, description="default: <data_dir>/checkpoints")
-    shuffle_partitions: int = Field(4, ge=1)
+    shuffle_partitions: int = Field(
+        2, ge=1, description="partitions of stateful steps (fixed once a checkpoint exists)"
+    )
     ui_enabled: bool = False
     log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
     driver_memory: str = "2g"
@@ -236,7 +244,7 @@ class JoinSettings(_Section):
 
     specs: list[JoinSpecSettings] = Field(default_factory=lambda: [JoinSpecSettings()])
     buckets: int = Field(8, ge=1, description="things are grouped into this many buckets")
-    trigger_interval_s: float = Field(1.0, gt=0)
+    trigger_interval_s: float = Field(0.5, gt=0, description="seconds between micro-batches")
     max_offsets_per_trigger: int | None = Field(None, ge=1)
 
 
