@@ -1,4 +1,4 @@
-"""Helpers the tests share: running the CLI as a user does, and finding free ports."""
+"""Helpers the tests share: running the CLI as a user does, free ports, reading Kafka, InfluxDB."""
 
 from __future__ import annotations
 
@@ -6,9 +6,12 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from contextlib import ExitStack
 from dataclasses import dataclass
+
+from statestream.testing import read_committed
+
+__all__ = ["CliResult", "free_ports", "influx_query", "read_committed", "run_cli"]
 
 
 @dataclass(frozen=True)
@@ -54,42 +57,6 @@ def free_ports(count: int) -> list[int]:
             sock.bind(("127.0.0.1", 0))
             ports.append(sock.getsockname()[1])
         return ports
-
-
-def read_committed(settings, topic: str, timeout_s: float = 60.0) -> list[bytes]:
-    """Every value a `read_committed` consumer finds on `topic`, from the start to the end."""
-    from confluent_kafka import Consumer, KafkaError
-
-    consumer = Consumer(
-        {
-            **settings.kafka.client_config(),
-            "group.id": f"reader-{topic}-{time.monotonic_ns()}",
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": True,
-        }
-    )
-    try:
-        partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
-        consumer.subscribe([topic])
-        values: list[bytes] = []
-        at_end: set[int] = set()
-        deadline = time.monotonic() + timeout_s
-        while len(at_end) < partitions:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"reading {topic}: no end after {timeout_s} s")
-            message = consumer.poll(1.0)
-            if message is None:
-                continue
-            if message.error():
-                if message.error().code() != KafkaError._PARTITION_EOF:
-                    raise RuntimeError(f"reading {topic}: {message.error().str()}")
-                at_end.add(message.partition())
-                continue
-            values.append(message.value())
-        return values
-    finally:
-        consumer.close()
 
 
 def influx_query(settings, q: str, database: str | None = "") -> list[dict]:

@@ -1,4 +1,5 @@
-"""Helpers for testing joins: record builders, a driver, and two independent references.
+"""Helpers for testing joins: record builders, a driver, two independent references, and a reader
+of a Kafka topic as a `read_committed` consumer sees it.
 
 What the project's own tests use, a user can use to test their join specs:
 
@@ -18,13 +19,18 @@ from __future__ import annotations
 
 import bisect
 import math
+import time
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from statestream.join.engine import ComplementJoin, JoinStep, SeriesBatch
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED
 from statestream.join.spec import JoinSpec
+
+if TYPE_CHECKING:
+    from statestream.config import Settings
 
 Record = tuple[str, float, float]
 Pair = tuple[int, int]
@@ -162,3 +168,38 @@ def count_verdicts(verdicts: Iterable[int]) -> dict[str, int]:
         "duplicate": values.count(DUPLICATE),
         "malformed": values.count(MALFORMED),
     }
+
+
+def read_committed(settings: Settings, topic: str, timeout_s: float = 60.0) -> list[bytes]:
+    """Every value a `read_committed` consumer finds on `topic`, from the start to its end."""
+    from confluent_kafka import Consumer, KafkaError
+
+    consumer = Consumer(
+        {
+            **settings.kafka.client_config(),
+            "group.id": f"reader-{topic}-{time.monotonic_ns()}",
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+        consumer.subscribe([topic])
+        values: list[bytes] = []
+        at_end: set[int] = set()
+        deadline = time.monotonic() + timeout_s
+        while len(at_end) < partitions:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"reading {topic}: no end after {timeout_s} s")
+            for message in consumer.consume(10_000, timeout=0.5):
+                error = message.error()
+                if error is None:
+                    values.append(message.value())
+                elif error.code() == KafkaError._PARTITION_EOF:
+                    at_end.add(message.partition())
+                else:
+                    raise RuntimeError(f"reading {topic}: {error.str()}")
+        return values
+    finally:
+        consumer.close()

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -26,7 +25,7 @@ from statestream.jobs.influx_sink_job import (
     start_influx_sink_query,
 )
 from statestream.services import start_services, stop_services
-from tests.support import read_committed
+from tests.support import influx_query, read_committed
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +53,7 @@ def sink_settings(local_services: Settings, unique_name: str) -> Iterator[Settin
     influx = local_services.influx.model_copy(update={"database": unique_name})
     settings = local_services.model_copy(update={"topics": topics, "influx": influx})
     yield settings
-    _influx_query(settings, f'DROP DATABASE "{unique_name}"', database=None)
+    influx_query(settings, f'DROP DATABASE "{unique_name}"', database=None)
     for future in admin.delete_topics([*names, topics.dead_letter]).values():
         future.result(30)  # before the process may end and drop the request
 
@@ -134,28 +133,6 @@ def _produce_aborted(settings: Settings, topic: str, values: list[dict]) -> None
     producer.abort_transaction(30)
 
 
-def _influx_query(settings: Settings, q: str, database: str | None = "") -> list[dict]:
-    """Rows of an InfluxQL query as dicts, times in µs."""
-    influx = settings.influx
-    assert influx.password is not None
-    params = {"q": q, "epoch": "u"}
-    if database is not None:
-        params["db"] = database or influx.database
-    response = requests.post(
-        f"{influx.url}/query",
-        params=params,
-        auth=(influx.username, influx.password.get_secret_value()),
-        timeout=30,
-    )
-    response.raise_for_status()
-    rows = []
-    for result in response.json()["results"]:
-        assert "error" not in result, result["error"]
-        for series in result.get("series", []):
-            rows += [dict(zip(series["columns"], v, strict=True)) for v in series["values"]]
-    return rows
-
-
 def _run(
     spark, settings: Settings, name: str, checkpoint: Path, **options
 ) -> list[SinkBatchReport]:
@@ -196,12 +173,12 @@ def test_the_sink_writes_exactly_the_records_of_each_topic(
 
     reports = _run(spark, sink_settings, unique_name, tmp_path, max_offsets_per_trigger=150)
 
-    stored = _influx_query(sink_settings, "SELECT * FROM machine_data")
+    stored = influx_query(sink_settings, "SELECT * FROM machine_data")
     assert len(stored) == len(data)
     assert {(r["time"], r["thing"], r["quantity"], r["result"]) for r in stored} == {
         (d["phenomenonTime"] * 1000, d["thing"], d["quantity"], d["result"]) for d in data
     }
-    out = _influx_query(sink_settings, "SELECT * FROM machine_out")
+    out = influx_query(sink_settings, "SELECT * FROM machine_out")
     assert sorted(
         (r["time"], r["result"], r["left_time"], r["right_result"]) for r in out
     ) == sorted(
@@ -213,15 +190,15 @@ def test_the_sink_writes_exactly_the_records_of_each_topic(
         )
         for p in pairs
     )
-    levels = _influx_query(sink_settings, "SELECT * FROM machine_stats WHERE kind = 'levels'")
+    levels = influx_query(sink_settings, "SELECT * FROM machine_stats WHERE kind = 'levels'")
     assert len(levels) == 5 * 5
     window0 = {r["level"]: r["seconds"] for r in levels if r["time"] == 0}
     assert window0 == {"0-20": 0.0, "20-40": 0.0, "40-60": 0.0, "60-80": 0.0, "80-100": 60.0}
-    duty = _influx_query(sink_settings, "SELECT * FROM machine_stats WHERE kind = 'duty_cycle'")
+    duty = influx_query(sink_settings, "SELECT * FROM machine_stats WHERE kind = 'duty_cycle'")
     assert sorted((r["time"], r["duty_cycle"], r["window_end"]) for r in duty) == [
         (60_000_000 * i, 0.1 * i, 60_000 * i + 600_000.0) for i in range(5)
     ]
-    stored_alerts = _influx_query(sink_settings, "SELECT * FROM machine_alerts")
+    stored_alerts = influx_query(sink_settings, "SELECT * FROM machine_alerts")
     assert sorted((r["time"], r["duty_cycle"], r["limit"]) for r in stored_alerts) == [
         (60_000_000 * i, 0.45 + i / 100, 0.4) for i in range(3)
     ]
@@ -251,7 +228,7 @@ def test_a_batch_spark_replays_doubles_nothing(
     replayed = _run(spark, sink_settings, unique_name, tmp_path)
     assert [r.batch_id for r in replayed] == [last]
     assert replayed[0].points == first[-1].points > 0
-    count = _influx_query(sink_settings, "SELECT count(result) FROM machine_data")
+    count = influx_query(sink_settings, "SELECT count(result) FROM machine_data")
     assert count[0]["count"] == len(data)
     dead = read_committed(sink_settings, sink_settings.topics.dead_letter)
     assert [json.loads(v)["raw"] for v in dead] == ["not json"]
@@ -336,7 +313,7 @@ def test_an_influxdb_restart_loses_and_doubles_nothing(
     assert not query.isActive and query.exception() is None
     assert any("answers again" in w for w in warnings.lines)
     assert sum(r.retries for r in reports) > 0
-    stored = _influx_query(settings, "SELECT * FROM machine_data")
+    stored = influx_query(settings, "SELECT * FROM machine_data")
     assert len(stored) == len(data)
     assert {(r["time"], r["thing"], r["quantity"], r["result"]) for r in stored} == {
         (d["phenomenonTime"] * 1000, d["thing"], d["quantity"], d["result"]) for d in data

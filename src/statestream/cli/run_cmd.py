@@ -60,17 +60,23 @@ class StartingOffsets(enum.StrEnum):
     latest = "latest"
 
 
+AvailableNow = Annotated[
+    bool, typer.Option("--available-now", help="Process what is in the topic, then stop.")
+]
+MaxOffsetsPerTrigger = Annotated[
+    int | None,
+    typer.Option("--max-offsets-per-trigger", min=1, help="Cap on records per micro-batch."),
+]
+PauseAfterCommit = Annotated[
+    float, typer.Option("--pause-after-commit", hidden=True, help="Crash tests only.")
+]
+
+
 @run_app.command("join")
 def join(
     ctx: typer.Context,
-    available_now: Annotated[
-        bool,
-        typer.Option("--available-now", help="Process what is in the topic, then stop."),
-    ] = False,
-    max_offsets_per_trigger: Annotated[
-        int | None,
-        typer.Option("--max-offsets-per-trigger", min=1, help="Cap on records per micro-batch."),
-    ] = None,
+    available_now: AvailableNow = False,
+    max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
     starting: Annotated[
         StartingOffsets,
         typer.Option("--from", help="Where a new query starts reading machine.data."),
@@ -81,9 +87,7 @@ def join(
             "--checkpoint", help="Checkpoint folder (default: join in the checkpoint root)."
         ),
     ] = None,
-    pause_after_commit: Annotated[
-        float, typer.Option("--pause-after-commit", hidden=True, help="Crash tests only.")
-    ] = 0.0,
+    pause_after_commit: PauseAfterCommit = 0.0,
 ) -> None:
     """Join speed ⋈ torque → power (the specs of the settings) for every thing, exactly once.
 

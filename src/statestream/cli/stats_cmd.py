@@ -9,19 +9,19 @@ import typer
 
 from statestream.cli._common import console, settings_from
 from statestream.cli._queries import Watched, watch
-from statestream.cli.run_cmd import StartingOffsets, run_app
+from statestream.cli.run_cmd import (
+    AvailableNow,
+    MaxOffsetsPerTrigger,
+    PauseAfterCommit,
+    StartingOffsets,
+    run_app,
+)
 
 
 def stats(
     ctx: typer.Context,
-    available_now: Annotated[
-        bool,
-        typer.Option("--available-now", help="Process what is in the topic, then stop."),
-    ] = False,
-    max_offsets_per_trigger: Annotated[
-        int | None,
-        typer.Option("--max-offsets-per-trigger", min=1, help="Cap on records per micro-batch."),
-    ] = None,
+    available_now: AvailableNow = False,
+    max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
     starting: Annotated[
         StartingOffsets,
         typer.Option("--from", help="Where a new query starts reading machine.out."),
@@ -32,9 +32,7 @@ def stats(
             "--checkpoint", help="Checkpoint folder (default: stats in the checkpoint root)."
         ),
     ] = None,
-    pause_after_commit: Annotated[
-        float, typer.Option("--pause-after-commit", hidden=True, help="Crash tests only.")
-    ] = 0.0,
+    pause_after_commit: PauseAfterCommit = 0.0,
 ) -> None:
     """Power levels and duty cycle per thing and component, in event-time windows, exactly once.
 

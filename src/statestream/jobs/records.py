@@ -30,13 +30,16 @@ def kafka_machine_records(
     buckets: int,
     starting_offsets: str = "earliest",
     max_offsets_per_trigger: int | None = None,
+    envelope: str = "none",
 ) -> DataFrame:
     """`topic` (read_committed) as rows (bucket, thing, quantity, t, v, partition, offset, raw).
 
     `bucket` is a hash of the thing modulo `buckets` (−1 without a thing), for grouping many
     things into one stateful call; `raw` is the value only when a field is missing, for the
-    dead-letter output.
+    dead-letter output. `envelope` says how values are encoded (`jobs.record_decoding`).
     """
+    from statestream.jobs.record_decoding import decoded_records  # it needs this module's schema
+
     reader = (
         spark.readStream.format("kafka")
         .options(**settings.kafka.spark_options())
@@ -46,9 +49,7 @@ def kafka_machine_records(
     )
     if max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
-    raw = F.col("value").cast("string")
-    record = F.from_json(raw, MACHINE_RECORD_SCHEMA)
-    parsed = reader.load().select(record.alias("r"), raw.alias("raw"), "partition", "offset")
+    parsed = decoded_records(reader.load(), envelope)
     complete = _all_present("r.thing", "r.quantity", "r.phenomenonTime", "r.result")
     bucket = F.when(F.col("r.thing").isNotNull(), F.pmod(F.xxhash64("r.thing"), buckets))
     return parsed.select(

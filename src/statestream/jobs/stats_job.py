@@ -27,6 +27,7 @@ from statestream.errors import ConfigError
 from statestream.jobs.kafka_output import exactly_once_batches
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
+from statestream.jobs.status import batch_figures
 from statestream.stats import StatsSpec
 
 QUERY_NAME = "stats"
@@ -162,25 +163,8 @@ def batch_metrics(progress: dict) -> dict[str, float | int | None]:
     windows held by the series it touched, batch duration and event-time lag (batch time minus
     the latest accepted event time).
     """
-    observed = (progress.get("observedMetrics") or {}).get(METRICS_NAME) or {}
-    if hasattr(observed, "asDict"):  # observed metrics arrive as a Row
-        observed = observed.asDict()
-    batch_ms = _epoch_ms(progress.get("timestamp"))
-    latest_event = observed.get("max_event_time_ms")
-    lag = (batch_ms - latest_event) / 1000.0 if batch_ms and latest_event else None
-    figures = ("windows_out", "alerts", "late", "malformed", "other_quantities", "state_windows")
-    return {
-        "batch": progress.get("batchId"),
-        "records_in": observed.get("records_in", progress.get("numInputRows", 0)),
-        **{name: observed.get(name, 0) for name in figures},
-        "duration_s": (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000.0,
-        "event_time_lag_s": lag,
-    }
-
-
-def _epoch_ms(timestamp: str | None) -> float | None:
-    if not timestamp:
-        return None
-    from datetime import datetime
-
-    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000.0
+    return batch_figures(
+        progress,
+        METRICS_NAME,
+        ("windows_out", "alerts", "late", "malformed", "other_quantities", "state_windows"),
+    )

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,36 @@ def state_bytes(operator: dict[str, Any]) -> int:
     return int(
         custom.get("rocksdbTotalSSTFilesBytes") or custom.get("rocksdbSstFileSize") or 0
     ) or int(operator.get("memoryUsedBytes") or 0)
+
+
+def batch_figures(progress: dict, metrics_name: str, counters: Sequence[str]) -> dict[str, Any]:
+    """The figures of one batch from its progress report, as the run commands print them.
+
+    Records in, the query's observed metrics `counters` (under `metrics_name`), state rows and
+    bytes, batch duration and event-time lag (batch time minus `max_event_time_ms`).
+    """
+    observed = (progress.get("observedMetrics") or {}).get(metrics_name) or {}
+    if hasattr(observed, "asDict"):  # observed metrics arrive as a Row
+        observed = observed.asDict()
+    state = (progress.get("stateOperators") or [{}])[0]
+    batch_ms = _epoch_ms(progress.get("timestamp"))
+    latest_event = observed.get("max_event_time_ms")
+    lag = (batch_ms - latest_event) / 1000.0 if batch_ms and latest_event else None
+    return {
+        "batch": progress.get("batchId"),
+        "records_in": observed.get("records_in", progress.get("numInputRows", 0)),
+        **{name: observed.get(name, 0) for name in counters},
+        "state_rows": state.get("numRowsTotal"),
+        "state_bytes": state_bytes(state) if state else None,
+        "duration_s": (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000.0,
+        "event_time_lag_s": lag,
+    }
+
+
+def _epoch_ms(timestamp: str | None) -> float | None:
+    if not timestamp:
+        return None
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp() * 1000.0
 
 
 def _is_counter(name: str) -> bool:
