@@ -171,6 +171,7 @@ def _throughput(
         "seconds": round(seconds, 2),
         "batches": len(progress),
         "records_per_s": round(len(records) / seconds),
+        "sustained_records_per_s": _after_first_batch(progress),
         "pairs_per_s": round(len(got) / seconds),
         "batch_seconds": [round(p["durationMs"]["triggerExecution"] / 1000, 2) for p in progress],
         "state_rows": [int(op["numRowsTotal"]) for op in state],
@@ -178,6 +179,13 @@ def _throughput(
             int((op.get("customMetrics") or {}).get("rocksdbSstFileSize", 0)) for op in state
         ],
     }
+
+
+def _after_first_batch(progress: list[dict]) -> int | None:
+    """Records/s of the batches after the first (which carries the query's start-up)."""
+    later = progress[1:]
+    seconds = sum(p["durationMs"]["triggerExecution"] for p in later) / 1000
+    return round(sum(p["numInputRows"] for p in later) / seconds) if seconds else None
 
 
 def _latency(

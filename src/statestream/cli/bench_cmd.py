@@ -189,6 +189,7 @@ def _pipeline_table(f: dict) -> Table:
     rows = [
         ("input", f"{f['records']:,} records, {f['things']} machines"),
         ("join: records/s", f"{f['records_per_s']:,}"),
+        ("join: records/s after the first batch", f"{f['sustained_records_per_s']:,}"),
         ("join: pairs/s", f"{f['pairs_per_s']:,}"),
         ("join: pairs (expected)", f"{f['pairs']:,} ({f['expected_pairs']:,})"),
         (
