@@ -14,6 +14,7 @@ import pytest
 
 from statestream.config import Settings, ensure_local_secrets, load_settings
 from statestream.services import start_services, stop_services
+from statestream.services.topics import create_topics
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -27,9 +28,11 @@ def settings() -> Settings:
 
 @pytest.fixture(scope="session")
 def local_services(settings: Settings) -> Iterator[Settings]:
-    """Kafka, Mosquitto and InfluxDB running and answering; yields the settings to reach them."""
+    """Kafka, Mosquitto and InfluxDB running and answering, with the settings' topics created
+    (as `make demo` leaves a machine); yields the settings to reach them."""
     statuses = start_services(settings)
     started = {s.name for s in statuses if s.state == "started"}
+    create_topics(settings)
     yield settings
     if started:
         stop_services(settings, names=started)
