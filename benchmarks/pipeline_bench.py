@@ -197,10 +197,7 @@ def _latency(
     say: Say,
 ) -> dict:
     count = int(options.latency_rate * options.latency_seconds)
-    records = scaled_sample(count, seed=11)
-    records = ScaledRecords(
-        records.things[:count], records.quantities[:count], records.t[:count], records.v[:count]
-    )
+    records = scaled_sample(count, seed=11).head(count)
     expected = expected_pairs(records, _specs(settings, records))
     bench_settings = _with_topics(settings, names, "latency")
     interval = options.trigger_interval_s or settings.join.trigger_interval_s
@@ -328,10 +325,7 @@ def _baseline(
     """Spark's windowed join on the first `baseline_records` records of the same input."""
     count = min(options.baseline_records, len(records))
     if count < len(records):
-        part = slice(0, count)
-        records = ScaledRecords(
-            records.things[part], records.quantities[part], records.t[part], records.v[part]
-        )
+        records = records.head(count)
         expected = expected_pairs(records, _specs(settings, records))
     produce(settings, names["baseline_in"], records)
     say(

@@ -40,6 +40,11 @@ class ScaledRecords:
     def __len__(self) -> int:
         return len(self.t)
 
+    def head(self, count: int) -> ScaledRecords:
+        """The first `count` records."""
+        part = slice(0, count)
+        return ScaledRecords(self.things[part], self.quantities[part], self.t[part], self.v[part])
+
     @property
     def thing_count(self) -> int:
         return len(set(self.things.tolist()))

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
 from statestream.ingest import (
@@ -26,6 +25,7 @@ from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
 from tests.integration.ingest_support import delete_topics, expected_records, read_records
+from tests.integration.test_join_job import _pair_key, _topic_settings
 from tests.support import read_committed
 
 pytestmark = pytest.mark.integration
@@ -34,26 +34,9 @@ ROWS = list(SimulationPlan(lines=list(file_lines(SAMPLE_FILE))[:1500], order="ti
 
 
 def _settings(settings: Settings, name: str, envelope: str) -> Settings:
-    topics = settings.topics.model_copy(
-        update={
-            "machine_data": f"{name}.in",
-            "machine_out": f"{name}.out",
-            "late": f"{name}.late",
-            "dead_letter": f"{name}.dlq",
-        }
-    )
-    admin = AdminClient(settings.kafka.client_config())
-    names = [topics.machine_data, topics.machine_out, topics.late, topics.dead_letter]
-    for future in admin.create_topics([NewTopic(n, 3, 1) for n in names]).values():
-        future.result()
+    with_topics = _topic_settings(settings, name, partitions=3)
     ingest = settings.ingest.model_copy(update={"envelope": envelope})
-    return settings.model_copy(update={"topics": topics, "ingest": ingest})
-
-
-def _pair_key(pair: dict) -> tuple:
-    left, right = pair["left"], pair["right"]
-    return (pair["thing"], pair["quantity"], left["phenomenonTime"], left["result"],
-            right["phenomenonTime"], right["result"])  # fmt: skip
+    return with_topics.model_copy(update={"ingest": ingest})
 
 
 def _offline_pairs(template: SpecTemplate) -> set[tuple]:
