@@ -19,6 +19,9 @@ from statestream.join import (
     EngineFinished,
     JoinSpec,
     SeriesBatch,
+    StateFormatError,
+    pack_states,
+    unpack_states,
 )
 from statestream.testing import blocks_of_five, classify, run_join
 
@@ -107,3 +110,15 @@ def test_emission_is_incremental_not_at_the_end() -> None:
         emitted.append(len(step.pairs))
     assert all(n >= 170 for n in emitted[1:])
     assert sum(emitted) == len(run_join(SPEC, records, 100, finish=False))
+
+
+@given(st.dictionaries(st.text(max_size=12), st.binary(max_size=40), max_size=5))
+def test_packed_states_unpack_to_the_same_named_states(states: dict[str, bytes]) -> None:
+    assert unpack_states(pack_states(states)) == states
+
+
+def test_truncated_packed_states_are_refused() -> None:
+    packed = pack_states({"vaPower_C11": b"0123456789"})
+    for cut in (3, len(packed) - 1):
+        with pytest.raises(StateFormatError, match="packed join states end inside"):
+            unpack_states(packed[:cut])

@@ -3,7 +3,13 @@
 See ../shared/spec/complement-join.md (the contract) and `ComplementJoin`.
 """
 
-from statestream.join.codec import StateFormatError, export_state, restore_state
+from statestream.join.codec import (
+    StateFormatError,
+    export_state,
+    pack_states,
+    restore_state,
+    unpack_states,
+)
 from statestream.join.engine import (
     ComplementJoin,
     EngineFinished,
@@ -35,5 +41,7 @@ __all__ = [
     "SpecTemplate",
     "StateFormatError",
     "export_state",
+    "pack_states",
     "restore_state",
+    "unpack_states",
 ]

@@ -8,9 +8,16 @@ the middle of a stream continues exactly (nothing lost, nothing repeated).
     >>> restored = restore_state(spec, export_state(ComplementJoin(spec)))
     >>> restored.state_size
     0
+
+Several named states (e.g. one per join of a thing) pack into one value:
+
+    >>> unpack_states(pack_states({"vaPower_C11": b"ab", "vaPower_C12": b""}))
+    {'vaPower_C11': b'ab', 'vaPower_C12': b''}
 """
 
 from __future__ import annotations
+
+import struct
 
 import numpy as np
 
@@ -40,6 +47,34 @@ def restore_state(spec: JoinSpec, data: bytes) -> ComplementJoin:
     if offset != len(data):
         raise StateFormatError(f"join state has {len(data) - offset} unexpected trailing bytes")
     return ComplementJoin(spec, left, right)
+
+
+def pack_states(states: dict[str, bytes]) -> bytes:
+    """Named states as one bytes value: per state, name and data lengths, name, data."""
+    parts = []
+    for name, data in states.items():
+        encoded = name.encode()
+        parts += [_NAMED.pack(len(encoded), len(data)), encoded, data]
+    return b"".join(parts)
+
+
+def unpack_states(data: bytes) -> dict[str, bytes]:
+    """The named states of `pack_states`."""
+    states, offset = {}, 0
+    while offset < len(data):
+        if offset + _NAMED.size > len(data):
+            raise StateFormatError("packed join states end inside a header")
+        name_length, data_length = _NAMED.unpack_from(data, offset)
+        start = offset + _NAMED.size + name_length
+        end = start + data_length
+        if end > len(data):
+            raise StateFormatError("packed join states end inside a state")
+        states[data[offset + _NAMED.size : start].decode()] = data[start:end]
+        offset = end
+    return states
+
+
+_NAMED = struct.Struct("<HI")
 
 
 def _export_series(series: SeriesState) -> bytes:
