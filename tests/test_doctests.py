@@ -12,6 +12,8 @@ MODULES = [
     "statestream.ingest.machine_data",
     "statestream.ingest.mqtt.wire",
     "statestream.ingest.simulator",
+    "statestream.jobs.output_rows",
+    "statestream.jobs.record_decoding",
     "statestream.join.codec",
     "statestream.join.engine",
     "statestream.join.router",

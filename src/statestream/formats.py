@@ -83,23 +83,28 @@ def parse_line(text: str | bytes, line: int, into: RecordColumns) -> None:
 
 
 def _parse_narrow(obj: dict[str, Any], line: int, into: RecordColumns) -> None:
+    record = narrow_record(obj)
+    if isinstance(record, str):
+        into.malformed.append((line, record))
+    else:
+        into.add(*record, line)
+
+
+def narrow_record(obj: dict[str, Any]) -> tuple[str, str, float, float] | str:
+    """`obj` as (thing, quantity, phenomenonTime, result), or the reason it is not a record."""
     for name in ("thing", "quantity", "phenomenonTime", "result"):
         if obj.get(name) is None:
-            into.malformed.append((line, f"missing {name}"))
-            return
+            return f"missing {name}"
     thing, quantity = obj["thing"], obj["quantity"]
     if not isinstance(thing, str) or not thing or not isinstance(quantity, str) or not quantity:
-        into.malformed.append((line, "thing and quantity must be non-empty strings"))
-        return
+        return "thing and quantity must be non-empty strings"
     time = _number(obj["phenomenonTime"])
     if time is None or not math.isfinite(time):
-        into.malformed.append((line, f"phenomenonTime is not a number: {obj['phenomenonTime']!r}"))
-        return
+        return f"phenomenonTime is not a number: {obj['phenomenonTime']!r}"
     value = _number(obj["result"])
     if value is None:
-        into.malformed.append((line, f"result of {quantity} is not a number: {obj['result']!r}"))
-        return
-    into.add(thing, quantity, time, value, line)
+        return f"result of {quantity} is not a number: {obj['result']!r}"
+    return thing, quantity, time, value
 
 
 def _parse_wide(obj: dict[str, Any], line: int, into: RecordColumns) -> None:

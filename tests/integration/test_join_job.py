@@ -168,15 +168,19 @@ def test_malformed_records_go_to_the_dead_letter_topic(
 ) -> None:
     settings = _topic_settings(local_services, unique_name, 2)
     good = _narrow_lines("time", 10)
+    record = b'{"thing": "R0815", "quantity": "vaTorque_C11", "phenomenonTime": 5, "result": 1}'
     bad = [
         b"{not json",
         b'{"thing": "R0815", "quantity": "actSpeed_C11", "phenomenonTime": "soon", "result": 1}',
         b'{"quantity": "vaTorque_C11", "phenomenonTime": 5, "result": 1.0}',
         b'{"thing": "R0815", "quantity": "vaTorque_C11", "phenomenonTime": 5, "result": "x"}',
+        record,  # without a key
+        record.replace(b"R0815", b"R0816"),  # under R0815.vaTorque_C11
     ]
     producer = Producer(settings.kafka.client_config())
     for raw in bad:
-        producer.produce(settings.topics.machine_data, value=raw)
+        key = b"R0815.vaTorque_C11" if raw == bad[-1] else None
+        producer.produce(settings.topics.machine_data, key=key, value=raw)
     producer.flush(30)
     _produce(settings, good)
     query = start_join_query(
@@ -188,6 +192,13 @@ def test_malformed_records_go_to_the_dead_letter_topic(
     assert sorted(d["raw"].encode() for d in dead) == sorted(bad)
     reasons = {d["raw"]: d["reason"] for d in dead}
     assert "bad JSON" in reasons["{not json"]
+    assert reasons[bad[1].decode()] == "phenomenonTime is not a number: 'soon'"
+    assert reasons[bad[4].decode()] == (
+        "no key: a record's key is its thing.quantity, here R0815.vaTorque_C11"
+    )
+    assert reasons[bad[5].decode()] == (
+        "key 'R0815.vaTorque_C11' is not the record's thing.quantity R0816.vaTorque_C11"
+    )
     assert all(d["source_topic"] == settings.topics.machine_data for d in dead)
     assert {_pair_key(p) for p in _read_json(settings, settings.topics.machine_out)} == {
         _pair_key(p) for p in _offline(good, SpecTemplate())[0]

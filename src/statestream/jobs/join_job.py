@@ -1,6 +1,6 @@
 """`statestream run join`: the complement join as a Spark Structured Streaming query.
 
-machine.data (Kafka) → parse → group by a bucket of things → `ComplementJoinProcessor`
+machine.data (Kafka) → group by a bucket of things → `ComplementJoinProcessor` (decodes)
 (transformWithStateInPandas, RocksDB state) → each micro-batch written to machine.out, the late
 and the dead-letter topics in one Kafka transaction (`TransactionalKafkaWriter`), exactly once.
 """
@@ -18,7 +18,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
-from statestream.jobs.kafka_output import exactly_once_batches
+from statestream.jobs.kafka_output import exactly_once_batches, packed_count
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.status import batch_figures
 from statestream.join import SpecTemplate
@@ -51,12 +51,8 @@ def spec_templates(settings: Settings) -> list[SpecTemplate]:
     return [SpecTemplate(**spec.model_dump()) for spec in settings.join.specs]
 
 
-def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> DataFrame:
-    """machine.data as rows (bucket, thing, quantity, t, v, partition, offset, raw).
-
-    Values are decoded as `settings.ingest.envelope` says: plain record JSON, or the event
-    envelope as JSON or protobuf (`jobs.record_decoding`).
-    """
+def bucketed_records(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> DataFrame:
+    """machine.data as rows (bucket, key, value, partition, offset); values are decoded later."""
     return kafka_machine_records(
         spark,
         settings,
@@ -65,7 +61,6 @@ def parsed_records(spark: SparkSession, settings: Settings, options: JoinJobOpti
         starting_offsets=options.starting_offsets,
         max_offsets_per_trigger=options.max_offsets_per_trigger
         or settings.join.max_offsets_per_trigger,
-        envelope=settings.ingest.envelope,
     )
 
 
@@ -74,10 +69,16 @@ def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> 
     topics = settings.topics
     processor = ComplementJoinProcessor(
         options.templates or spec_templates(settings),
-        OutputTopics(topics.machine_out, topics.late, topics.dead_letter, topics.machine_data),
+        OutputTopics(
+            topics.machine_out,
+            topics.late,
+            topics.dead_letter,
+            topics.machine_data,
+            envelope=settings.ingest.envelope,
+        ),
     )
     output = (
-        parsed_records(spark, settings, options)
+        bucketed_records(spark, settings, options)
         .groupBy("bucket")
         .transformWithStateInPandas(
             statefulProcessor=processor,
@@ -90,10 +91,10 @@ def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> 
     return output.observe(
         METRICS_NAME,
         F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
-        F.count(F.when(kind == "pair", 1)).alias("pairs_out"),
-        F.count(F.when(kind == "late", 1)).alias("late"),
+        packed_count(kind == "pair").alias("pairs_out"),
+        packed_count(kind == "late").alias("late"),
         F.coalesce(F.sum("duplicates"), F.lit(0)).alias("duplicates"),
-        F.count(F.when(kind == "malformed", 1)).alias("malformed"),
+        packed_count(kind == "malformed").alias("malformed"),
         F.coalesce(F.sum("state_records"), F.lit(0)).alias("state_records"),
         F.max("max_event_time").alias("max_event_time_ms"),
     )

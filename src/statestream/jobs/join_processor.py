@@ -1,11 +1,13 @@
 """The stateful processor of the streaming join: Kafka rows → engine → output rows.
 
-Spark groups the input by a *bucket* of things (a hash of the thing modulo a setting), so one call
-joins many things at once; the engine state of each (thing, result quantity) is kept as bytes in a
-MapState. Rows arrive unordered: each series is put back in Kafka offset order here.
+Spark groups the Kafka rows by a *bucket* of things (a hash of the key's thing modulo a setting),
+so one call joins many things at once; the engine states of a thing (one per join) are kept as
+one bytes value in a MapState keyed by thing: each state store call is a round trip to the JVM,
+so one per thing and not one per join. Rows arrive unordered: each series is put back in Kafka
+offset order here, and the values are decoded here (`jobs.record_decoding`).
 
-Every output row names its Kafka topic; `kind` says what it is: a `pair`, a `late` or `malformed`
-record, or one `stats` row per call with the counts that the query reports as metrics.
+A call's records go out packed, one row per kind (`pair`, `late`, `malformed`) and topic, then a
+`figures` row with the counts that the query reports as metrics (`jobs.output_rows`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.formats import RecordColumns, pair_json_lines, parse_line
+from statestream.formats import pair_json_lines
+from statestream.jobs.output_rows import OutputRows, output_schema
+from statestream.jobs.record_decoding import decode_rows, raw_text
 from statestream.join import (
     DUPLICATE,
     LATE,
@@ -29,14 +33,13 @@ from statestream.join import (
     RoutedStep,
     SpecTemplate,
     export_state,
+    pack_states,
     restore_state,
+    unpack_states,
 )
 
-OUTPUT_SCHEMA = (
-    "kind string, topic string, key string, value string, "
-    "records long, duplicates long, state_records long, max_event_time double"
-)
-INPUT_COLUMNS = ("thing", "quantity", "t", "v", "partition", "offset", "raw")
+FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
+OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class OutputTopics:
     late: str
     dead_letter: str
     source: str
+    envelope: str = "none"  # how the source's values are encoded
 
 
 class ComplementJoinProcessor(StatefulProcessor):
@@ -55,18 +59,17 @@ class ComplementJoinProcessor(StatefulProcessor):
         self.topics = topics
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.engines = handle.getMapState("engines", "thing string, result string", "state binary")
+        self.things = handle.getMapState("things", "thing string", "engines binary")
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         frame = pd.concat(list(rows), ignore_index=True)
         frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
         out = _Output(self.topics)
-        valid = frame["thing"].notna() & frame["quantity"].notna() & frame["t"].notna()
-        valid &= frame["v"].notna()
-        out.malformed(frame[~valid])
-        frame = frame[valid]
+        frame, rejects = decode_rows(frame, self.topics.envelope)
+        out.malformed(rejects)
         specs = [s for t in self.templates for s in t.specs_for(frame["quantity"].unique())]
-        router = JoinRouter(specs, load_engine=lambda thing, i: self._load(thing, specs[i]))
+        stored = _StoredEngines(self.things)
+        router = JoinRouter(specs, load_engine=lambda thing, i: stored.load(thing, specs[i]))
         steps = router.process(
             frame["thing"].to_numpy(dtype=object),
             frame["quantity"].to_numpy(dtype=object),
@@ -76,17 +79,36 @@ class ComplementJoinProcessor(StatefulProcessor):
         )
         for routed in steps:
             out.step(routed, frame)
-        for (thing, index), engine in router.engines.items():
-            self.engines.updateValue((thing, specs[index].result), (export_state(engine),))
-        out.stats(len(frame) + out.malformed_count, router.state_size)
+        stored.save({(thing, specs[i].result): e for (thing, i), e in router.engines.items()})
+        out.stats(len(frame) + len(rejects), router.state_size)
         yield out.frame()
-
-    def _load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
-        stored = self.engines.getValue((thing, spec.result))
-        return restore_state(spec, bytes(stored[0])) if stored is not None else None
 
     def close(self) -> None:
         pass
+
+
+class _StoredEngines:
+    """The engines of the things one call touches, read and written once per thing."""
+
+    def __init__(self, things) -> None:  # a MapState: thing → packed engine states
+        self.things = things
+        self.loaded: dict[str, dict[str, bytes]] = {}
+
+    def load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
+        if thing not in self.loaded:
+            value = self.things.getValue((thing,))
+            self.loaded[thing] = unpack_states(bytes(value[0])) if value is not None else {}
+        data = self.loaded[thing].get(spec.result)
+        return restore_state(spec, data) if data is not None else None
+
+    def save(self, engines: dict[tuple[str, str], ComplementJoin]) -> None:
+        """Write back each thing's engines, by (thing, result); its other joins' as they were."""
+        states: dict[str, dict[str, bytes]] = {}
+        for (thing, result), engine in engines.items():
+            packed = states.setdefault(thing, dict(self.loaded.get(thing, {})))
+            packed[result] = export_state(engine)
+        for thing, packed in states.items():
+            self.things.updateValue((thing,), (pack_states(packed),))
 
 
 class _Output:
@@ -94,26 +116,17 @@ class _Output:
 
     def __init__(self, topics: OutputTopics) -> None:
         self.topics = topics
-        self.rows: dict[str, list] = {name: [] for name in _TEXT_COLUMNS}
-        self.figures: dict[str, float] = {}  # the stats row's, which comes last
+        self.rows = OutputRows()
+        self.figures: dict[str, float] = {}
         self.duplicates = 0
         self.malformed_count = 0
         self.max_event_time = float("nan")
 
-    def _add(self, kind: str, topic: str, key: str | None, value: str) -> None:
-        self._add_many(kind, topic, key, [value])
-
-    def _add_many(self, kind: str, topic: str, key: str | None, values: list[str]) -> None:
-        """Rows of one kind, topic and key, one per value."""
-        count = len(values)
-        for name, item in zip(_TEXT_COLUMNS[:3], (kind, topic, key), strict=True):
-            self.rows[name].extend([item] * count)
-        self.rows["value"].extend(values)
-
-    def malformed(self, bad: pd.DataFrame) -> None:
-        self.malformed_count += len(bad)
-        for raw, partition, offset in zip(bad["raw"], bad["partition"], bad["offset"], strict=True):
-            self._dead_letter(_malformed_reason(raw), raw, int(partition), int(offset))
+    def malformed(self, rejects: pd.DataFrame) -> None:
+        """Values that are no records (`record_decoding.decode_rows`' rejects)."""
+        self.malformed_count += len(rejects)
+        for row in rejects.itertuples(index=False):
+            self._dead_letter(row.reason, row.raw, int(row.partition), int(row.offset))
 
     def _dead_letter(self, reason: str, raw: str | None, partition: int, offset: int) -> None:
         value = {
@@ -123,13 +136,13 @@ class _Output:
             "partition": partition,
             "offset": offset,
         }
-        self._add("malformed", self.topics.dead_letter, None, json.dumps(value))
+        self.rows.add("malformed", self.topics.dead_letter, None, json.dumps(value))
 
     def step(self, routed: RoutedStep, frame: pd.DataFrame) -> None:
         spec, pairs = routed.spec, routed.step.pairs
         if len(pairs):
             key = f"{routed.thing}.{spec.result}"
-            self._add_many(
+            self.rows.add_many(
                 "pair", self.topics.pairs, key, pair_json_lines(routed.thing, spec, pairs)
             )
             self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
@@ -147,7 +160,8 @@ class _Output:
         if verdicts.codes[k] == MALFORMED:
             reason = f"value of {row['quantity']} cannot be taken by {routed.spec.function_name}"
             self.malformed_count += 1
-            self._dead_letter(reason, row["raw"], int(row["partition"]), int(row["offset"]))
+            raw = raw_text(row["value"], self.topics.envelope)
+            self._dead_letter(reason, raw, int(row["partition"]), int(row["offset"]))
             return
         if verdicts.codes[k] != LATE:
             return
@@ -163,38 +177,17 @@ class _Output:
             "partition": int(row["partition"]),
             "offset": int(row["offset"]),
         }
-        self._add("late", self.topics.late, f"{row['thing']}.{row['quantity']}", json.dumps(value))
+        key = f"{row['thing']}.{row['quantity']}"
+        self.rows.add("late", self.topics.late, key, json.dumps(value))
 
     def stats(self, records: int, state_records: int) -> None:
-        """The last row: the call's figures (in the numeric columns, empty in all other rows)."""
-        self._add("stats", "", None, "")
+        """The call's figures, for the last row."""
         self.figures = {
             "records": records,
             "duplicates": self.duplicates,
             "state_records": state_records,
+            "max_event_time": self.max_event_time,
         }
 
     def frame(self) -> pd.DataFrame:
-        count = len(self.rows["value"])
-        columns: dict[str, object] = dict(self.rows)
-        for name, value in self.figures.items():
-            data, empty = np.zeros(count, dtype=np.int64), np.ones(count, dtype=bool)
-            data[-1], empty[-1] = value, False
-            columns[name] = pd.arrays.IntegerArray(data, empty)
-        event_time = np.full(count, np.nan)
-        event_time[-1] = self.max_event_time
-        columns["max_event_time"] = event_time
-        return pd.DataFrame(columns)
-
-
-_TEXT_COLUMNS = ("kind", "topic", "key", "value")
-
-
-def _malformed_reason(raw: str | None) -> str:
-    if raw is None:
-        return "empty message"
-    columns = RecordColumns()
-    parse_line(raw, 0, columns)
-    if columns.malformed:
-        return columns.malformed[0][1]
-    return "not a record {thing, quantity, phenomenonTime, result} with numeric time and result"
+        return self.rows.frame(self.figures, FIGURE_COLUMNS)

@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.jobs.kafka_output import exactly_once_batches
+from statestream.jobs.kafka_output import exactly_once_batches, packed_count
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
 from statestream.jobs.status import batch_figures
@@ -99,8 +99,8 @@ def statistics(spark: SparkSession, settings: Settings, options: StatsJobOptions
     return output.observe(
         METRICS_NAME,
         F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
-        F.count(F.when(kind == "stats", 1)).alias("windows_out"),
-        F.count(F.when(kind == "alert", 1)).alias("alerts"),
+        packed_count(kind == "stats").alias("windows_out"),
+        packed_count(kind == "alert").alias("alerts"),
         F.coalesce(F.sum("late"), F.lit(0)).alias("late"),
         F.coalesce(F.sum("malformed"), F.lit(0)).alias("malformed"),
         F.coalesce(F.sum("other"), F.lit(0)).alias("other_quantities"),

@@ -5,9 +5,9 @@ state of each power series (thing, component) is kept as bytes in a MapState. Ro
 unordered: they are put back in Kafka offset order (a series is one key, so one partition) and
 each series' records are judged one by one against its own watermark (`SeriesWindows`).
 
-Every output row names its Kafka topic; `kind` says what it is: a `stats` window result, an
-`alert`, a `late` or `malformed` record, or one `metrics` row per call (empty topic) with the
-counts that the query reports.
+A call's records go out packed, one row per kind (`stats` window results, `alert`, `late`,
+`malformed`) and topic, then a `figures` row with the counts that the query reports
+(`jobs.output_rows`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.formats import RecordColumns, parse_line
+from statestream.jobs.output_rows import OutputRows, output_schema
+from statestream.jobs.record_decoding import decode_rows, rejected
 from statestream.stats import (
     SeriesStep,
     SeriesWindows,
@@ -32,23 +33,10 @@ from statestream.stats import (
     level_records,
 )
 
-OUTPUT_SCHEMA = (
-    "kind string, topic string, key string, value string, records long, late long, "
-    "malformed long, other long, open_windows long, max_event_time double"
+FIGURE_COLUMNS = (
+    "records long, late long, malformed long, other long, open_windows long, max_event_time double"
 )
-_OUTPUT_COLUMNS = (
-    "kind",
-    "topic",
-    "key",
-    "value",
-    "records",
-    "late",
-    "malformed",
-    "other",
-    "open_windows",
-    "max_event_time",
-)
-_COUNTS = ("records", "late", "malformed", "other", "open_windows")
+OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -78,12 +66,11 @@ class PowerStatisticsProcessor(StatefulProcessor):
         frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
         out = _Output(self.topics, self.spec)
         out.records = len(frame)
-        valid = frame["thing"].notna() & frame["quantity"].notna()
-        valid &= np.isfinite(frame["t"].astype("float64")) & np.isfinite(
-            frame["v"].astype("float64")
-        )
-        out.malformed(frame[~valid])
-        frame = frame[valid]
+        frame, rejects = decode_rows(frame, "none")
+        out.malformed(rejects)
+        finite = np.isfinite(frame["v"].to_numpy())
+        out.malformed(rejected(frame, ~finite, "result is not a finite number", "none"))
+        frame = frame[finite]
         components = frame["quantity"].str.extract(self.component)["c"]
         out.other = int(components.isna().sum())
         frame = frame.assign(component=components)[components.notna()]
@@ -106,32 +93,28 @@ class PowerStatisticsProcessor(StatefulProcessor):
 
 
 class _Output:
-    """The rows one call produces, column by column, and its counts."""
+    """The records one call produces, and its counts."""
 
     def __init__(self, topics: StatsTopics, spec: StatsSpec) -> None:
         self.topics = topics
         self.spec = spec
-        self.rows: dict[str, list] = {name: [] for name in _OUTPUT_COLUMNS[:4]}
+        self.rows = OutputRows()
         self.records = self.late = self.malformed_count = self.other = self.open_windows = 0
         self.max_event_time = -math.inf
 
-    def _add(self, kind: str, topic: str, key: str | None, value: str) -> None:
-        for name, item in zip(_OUTPUT_COLUMNS[:4], (kind, topic, key, value), strict=True):
-            self.rows[name].append(item)
-
-    def malformed(self, bad: pd.DataFrame) -> None:
-        self.malformed_count += len(bad)
-        for row in bad.itertuples(index=False):
-            raw = row.raw if isinstance(row.raw, str) else None
+    def malformed(self, rejects: pd.DataFrame) -> None:
+        """Values that are no power records (`record_decoding.decode_rows`' rejects)."""
+        self.malformed_count += len(rejects)
+        for row in rejects.itertuples(index=False):
             value = {
-                "reason": malformed_reason(raw),
+                "reason": row.reason,
                 "stage": "stats",
-                "raw": raw if raw is not None else _fields_text(row),
+                "raw": row.raw,
                 "source_topic": self.topics.source,
                 "partition": int(row.partition),
                 "offset": int(row.offset),
             }
-            self._add("malformed", self.topics.dead_letter, None, json.dumps(value))
+            self.rows.add("malformed", self.topics.dead_letter, None, json.dumps(value))
 
     def series(self, thing: str, component: str, rows: pd.DataFrame, step: SeriesStep) -> None:
         accepted = rows["t"].to_numpy()[~step.late]
@@ -140,14 +123,14 @@ class _Output:
         for key, value in level_records(
             thing, component, step.level_starts, step.level_seconds, self.spec
         ):
-            self._add("stats", self.topics.stats, key, value)
+            self.rows.add("stats", self.topics.stats, key, value)
         stats, alerts = duty_records(
             thing, component, step.duty_starts, step.duty_cycles, self.spec
         )
         for key, value in stats:
-            self._add("stats", self.topics.stats, key, value)
+            self.rows.add("stats", self.topics.stats, key, value)
         for key, value in alerts:
-            self._add("alert", self.topics.alerts, key, value)
+            self.rows.add("alert", self.topics.alerts, key, value)
         if step.late.any():
             self._late(thing, rows[step.late], step.watermark[step.late])
 
@@ -167,33 +150,16 @@ class _Output:
             self.spec,
             origins,
         ):
-            self._add("late", self.topics.late, key, value)
+            self.rows.add("late", self.topics.late, key, value)
 
     def frame(self) -> pd.DataFrame:
-        self._add("metrics", "", None, "")
-        frame = pd.DataFrame(self.rows, columns=list(_OUTPUT_COLUMNS[:4]))
-        counts = (self.records, self.late, self.malformed_count, self.other, self.open_windows)
-        for name, count in zip(_COUNTS, counts, strict=True):
-            column = [None] * (len(frame) - 1) + [count]
-            frame[name] = pd.array(column, dtype="Int64")
         latest = self.max_event_time if self.max_event_time > -math.inf else math.nan
-        frame["max_event_time"] = [math.nan] * (len(frame) - 1) + [latest]
-        return frame
-
-
-def malformed_reason(raw: str | None) -> str:
-    """Why a value on the power topic is not a power record (`raw` is None when all four fields
-    were read, so a time or result was not finite)."""
-    if raw is None:
-        return "phenomenonTime or result is not a finite number"
-    columns = RecordColumns()
-    parse_line(raw, 0, columns)
-    if columns.malformed:
-        return columns.malformed[0][1]
-    return "not a record {thing, quantity, phenomenonTime, result} with numeric time and result"
-
-
-def _fields_text(row) -> str:
-    """The four fields of a record Spark could read, as JSON (the raw value is not kept)."""
-    fields = {"thing": row.thing, "quantity": row.quantity, "phenomenonTime": row.t}
-    return json.dumps({**fields, "result": row.v})
+        figures = {
+            "records": self.records,
+            "late": self.late,
+            "malformed": self.malformed_count,
+            "other": self.other,
+            "open_windows": self.open_windows,
+            "max_event_time": latest,
+        }
+        return self.rows.frame(figures, FIGURE_COLUMNS)
