@@ -13,7 +13,7 @@ aggregation and a conversion back to Arrow for the writer, and packing took abou
     >>> frame[["kind", "topic", "count", "records"]].values.tolist()
     [['pair', 'out', 2, <NA>], ['late', 'late', 1, <NA>], ['figures', '', 0, 4]]
     >>> list(records(frame["topic"][0], frame["keys"][0], frame["values"][0]))
-    [('out', b'R1.p', b'{"a": 1}'), ('out', b'R1.p', b'{"a": 2}')]
+    [('out', 'R1.p', '{"a": 1}'), ('out', 'R1.p', '{"a": 2}')]
 """
 
 from __future__ import annotations
@@ -70,10 +70,10 @@ class OutputRows:
         return frame
 
 
-def records(topic: str, keys: str, values: str) -> Iterator[tuple[str, bytes | None, bytes]]:
+def records(topic: str, keys: str, values: str) -> Iterator[tuple[str, str | None, str]]:
     """The Kafka records (topic, key, value) of one packed row."""
     for key, value in zip(orjson.loads(keys), orjson.loads(values), strict=True):
-        yield topic, key.encode() if key is not None else None, value.encode()
+        yield topic, key, value
 
 
 def _json_array(items: list) -> str:

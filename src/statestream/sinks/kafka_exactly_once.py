@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.config import Settings
 from statestream.errors import ServiceError
 
-OutputRecord = tuple[str, bytes | None, bytes]  # (topic, key, value)
+OutputRecord = tuple[str, str | bytes | None, str | bytes]  # (topic, key, value); str as UTF-8
 
 
 class TransactionalKafkaWriter:
@@ -64,9 +64,13 @@ class TransactionalKafkaWriter:
         producer = self._producer
         assert producer is not None
         producer.begin_transaction()
+        produce = producer.produce
         try:
             for topic, key, value in records:
-                _produce(producer, topic, key, value)
+                try:
+                    produce(topic, value, key)
+                except BufferError:  # the local queue is full
+                    _produce(producer, topic, key, value)
             marker = json.dumps({"query": self.query_name, "batch_id": batch_id}).encode()
             _produce(producer, self.commits_topic, self.query_name.encode(), marker)
             producer.commit_transaction(self.timeout_s)
@@ -120,7 +124,7 @@ class TransactionalKafkaWriter:
         )
 
 
-def _produce(producer: Producer, topic: str, key: bytes | None, value: bytes) -> None:
+def _produce(producer: Producer, topic: str, key: str | bytes | None, value: str | bytes) -> None:
     while True:
         try:
             producer.produce(topic, value=value, key=key)
