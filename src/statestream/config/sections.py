@@ -243,7 +243,12 @@ class JoinSettings(_Section):
     """The streaming join: its specs, and how Spark runs it."""
 
     specs: list[JoinSpecSettings] = Field(default_factory=lambda: [JoinSpecSettings()])
-    buckets: int = Field(8, ge=1, description="things are grouped into this many buckets")
+    buckets: int = Field(
+        8,
+        ge=1,
+        description="things are grouped into this many buckets "
+        "(a multiple of the shuffle partitions spreads them evenly)",
+    )
     trigger_interval_s: float = Field(0.5, gt=0, description="seconds between micro-batches")
     max_offsets_per_trigger: int | None = Field(None, ge=1)
 
