@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +43,7 @@ class DemoPart:
     name: str
     args: list[str]
     log: Path
+    environment: dict[str, str] = field(default_factory=dict)  # on top of the demo's
     process: subprocess.Popen | None = field(default=None, repr=False)
     _log_file: IO[bytes] | None = field(default=None, repr=False)
 
@@ -54,7 +56,7 @@ class DemoPart:
         self._log_file = self.log.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "statestream", *self.args],
-            env=environment,
+            env={**environment, **self.environment},
             stdin=subprocess.DEVNULL,
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
@@ -87,18 +89,36 @@ def _signal_group(process: subprocess.Popen, signum: int) -> None:
 
 
 def demo_parts(settings: Settings, options: DemoOptions) -> list[DemoPart]:
-    """The demo's processes in start order (stopped in the reverse order)."""
+    """The demo's processes in start order (stopped in the reverse order).
+
+    The pipeline keeps its checkpoints apart (`demo_checkpoints`) and reads from the topics' ends:
+    the simulator's event times start at the demo's start, so a new demo must not continue the
+    state of an earlier one, whose machines' event times have run ahead of the clock (the
+    sample's rows are replayed faster than they were recorded) and would make the new records
+    late.
+    """
     logs = settings.paths.log_dir
     commands = {
         "dashboard": ["dashboard"],
         "connector": ["connect", "mqtt"],
-        "pipeline": ["run", "pipeline"],
+        "pipeline": ["run", "pipeline", "--from", "latest"],
         "simulator": [
             "simulate", "--to", "mqtt", "--rate", f"{options.rate:g}", "--order", "time",
             "--retime", "--loop", "forever", "--things", str(options.things),
         ],
     }  # fmt: skip
-    return [DemoPart(name, args, logs / f"demo-{name}.log") for name, args in commands.items()]
+    environments = {
+        "pipeline": {"STATESTREAM_SPARK__CHECKPOINT_ROOT": str(demo_checkpoints(settings))}
+    }
+    return [
+        DemoPart(name, args, logs / f"demo-{name}.log", environments.get(name, {}))
+        for name, args in commands.items()
+    ]
+
+
+def demo_checkpoints(settings: Settings) -> Path:
+    """The checkpoint root of the demo's pipeline, emptied at each start."""
+    return settings.checkpoint_root / "demo"
 
 
 def dashboard_address(settings: Settings) -> str:
@@ -115,12 +135,18 @@ class Demo:
         self.environment = {**os.environ, **settings_environment(settings)}
 
     def start(self, say: Callable[[str], None]) -> None:
-        """Start every part; raises `ServiceError` if one ends during start-up."""
+        """Start every part; raises `ServiceError` if one ends during start-up.
+
+        The simulator starts once the pipeline's queries run: they read from the topics' ends.
+        """
+        shutil.rmtree(demo_checkpoints(self.settings), ignore_errors=True)
         for part in self.parts:
             say(f"starting {part.name}: statestream {' '.join(part.args)}  (log: {part.log})")
             part.start(self.environment)
             if part.name == "dashboard":
                 self._wait_for_dashboard(part)
+            if part.name == "pipeline":
+                self._wait_for_queries(part)
         time.sleep(1.0)
         self.raise_if_one_ended()
 
@@ -144,6 +170,24 @@ class Demo:
             if part.running:
                 say(f"stopping {part.name} …")
             part.stop()
+
+    def _wait_for_queries(self, part: DemoPart, count: int = 3, timeout_s: float = 300.0) -> None:
+        """Wait until the pipeline's `count` queries have reported a first trigger.
+
+        By then each has fixed where it starts reading (the topics' ends at that moment).
+        """
+        from statestream.jobs.status import read_statuses, status_folder
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not part.running:
+                return  # reported by raise_if_one_ended
+            statuses = read_statuses(status_folder(self.settings))
+            mine = [s for s in statuses if s.pid == self.pipeline_pid and s.batch is not None]
+            if len(mine) >= count:
+                return
+            time.sleep(0.5)
+        raise ServiceError(f"the pipeline's queries did not start within {timeout_s:.0f} s")
 
     def _wait_for_dashboard(self, part: DemoPart, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s
