@@ -119,12 +119,10 @@ class _Output:
         self.rows = OutputRows()
         self.figures: dict[str, float] = {}
         self.duplicates = 0
-        self.malformed_count = 0
         self.max_event_time = float("nan")
 
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no records (`record_decoding.decode_rows`' rejects)."""
-        self.malformed_count += len(rejects)
         for row in rejects.itertuples(index=False):
             self._dead_letter(row.reason, row.raw, int(row.partition), int(row.offset))
 
@@ -159,7 +157,6 @@ class _Output:
     def _rejected(self, routed, series, row, verdicts, k) -> None:
         if verdicts.codes[k] == MALFORMED:
             reason = f"value of {row['quantity']} cannot be taken by {routed.spec.function_name}"
-            self.malformed_count += 1
             raw = raw_text(row["value"], self.topics.envelope)
             self._dead_letter(reason, raw, int(row["partition"]), int(row["offset"]))
             return

@@ -64,12 +64,8 @@ def decode_rows(rows: pd.DataFrame, envelope: str) -> tuple[pd.DataFrame, pd.Dat
             "value": values[ok],
         }
     )
-    rejects = pd.DataFrame(
-        {
-            "reason": reason[~ok],
-            "raw": [raw_text(value, envelope) for value in values[~ok]],
-            **{name: column[~ok] for name, column in position.items()},
-        }
+    rejects = _rejects(
+        reason[~ok], values[~ok], position["partition"][~ok], position["offset"][~ok], envelope
     )
     return records, rejects
 
@@ -77,12 +73,23 @@ def decode_rows(rows: pd.DataFrame, envelope: str) -> tuple[pd.DataFrame, pd.Dat
 def rejected(records: pd.DataFrame, mask: np.ndarray, reason: str, envelope: str) -> pd.DataFrame:
     """The `records` (of `decode_rows`) where `mask` is set, as rejects with `reason`."""
     chosen = records[mask]
+    return _rejects(
+        [reason] * len(chosen),
+        chosen["value"].to_numpy(dtype=object),
+        chosen["partition"].to_numpy(),
+        chosen["offset"].to_numpy(),
+        envelope,
+    )
+
+
+def _rejects(reasons, values, partitions, offsets, envelope: str) -> pd.DataFrame:
+    """Rejects as `decode_rows` gives them: reason, raw (the value as text), partition, offset."""
     return pd.DataFrame(
         {
-            "reason": [reason] * len(chosen),
-            "raw": [raw_text(value, envelope) for value in chosen["value"]],
-            "partition": chosen["partition"].to_numpy(),
-            "offset": chosen["offset"].to_numpy(),
+            "reason": reasons,
+            "raw": [raw_text(value, envelope) for value in values],
+            "partition": partitions,
+            "offset": offsets,
         }
     )
 
