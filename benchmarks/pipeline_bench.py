@@ -146,21 +146,35 @@ def _warm_up(
     """Join `records` on the warm-up topics; the seconds it took."""
     say(f"warming up: joining {len(records):,} records on topics of their own")
     produce(settings, names["warmup_in"], records)
+    _, seconds = _join_all(spark, settings, names, "warmup", tmp)
+    return {"warmup_records": len(records), "warmup_seconds": round(seconds, 2)}
+
+
+def _join_all(
+    spark: SparkSession,
+    settings: Settings,
+    names: dict[str, str],
+    part: str,
+    tmp: Path,
+    max_offsets_per_trigger: int | None = None,
+) -> tuple[list[dict], float]:
+    """Join all of `part`'s input topic with availableNow: the batches' progress, the seconds."""
     started = time.perf_counter()
     query = start_join_query(
         spark,
-        _with_topics(settings, names, "warmup"),
+        _with_topics(settings, names, part),
         JoinJobOptions(
             available_now=True,
-            query_name=f"bench-warmup-{names['warmup_in'].split('.')[1]}",
-            checkpoint=tmp / "warmup",
+            max_offsets_per_trigger=max_offsets_per_trigger,
+            query_name=f"bench-{part}-{names[f'{part}_in'].split('.')[1]}",
+            checkpoint=tmp / part,
         ),
     )
     query.awaitTermination()
+    seconds = time.perf_counter() - started
     if query.exception() is not None:
-        raise RuntimeError(f"the warm-up join query failed: {query.exception()}")
-    seconds = round(time.perf_counter() - started, 2)
-    return {"warmup_records": len(records), "warmup_seconds": seconds}
+        raise RuntimeError(f"the {part} join query failed: {query.exception()}")
+    return query.recentProgress, seconds
 
 
 def _throughput(
@@ -175,24 +189,10 @@ def _throughput(
 ) -> dict:
     say(f"producing {len(records):,} records of {records.thing_count} machines to Kafka")
     produce(settings, names["throughput_in"], records)
-    bench_settings = _with_topics(settings, names, "throughput")
     say(f"joining them (availableNow, ≤ {options.max_offsets_per_trigger:,} records per batch)")
-    started = time.perf_counter()
-    query = start_join_query(
-        spark,
-        bench_settings,
-        JoinJobOptions(
-            available_now=True,
-            max_offsets_per_trigger=options.max_offsets_per_trigger,
-            query_name=f"bench-join-{names['throughput_in'].split('.')[1]}",
-            checkpoint=tmp / "throughput",
-        ),
+    progress, seconds = _join_all(
+        spark, settings, names, "throughput", tmp, options.max_offsets_per_trigger
     )
-    query.awaitTermination()
-    seconds = time.perf_counter() - started
-    if query.exception() is not None:
-        raise RuntimeError(f"the join query failed: {query.exception()}")
-    progress = query.recentProgress
     say("reading the pairs back (read_committed) and checking them against the spec")
     got = pair_keys_from_json(read_committed(settings, names["throughput_out"], timeout_s=300))
     _, missed, extra = compare_pairs(expected, got)
