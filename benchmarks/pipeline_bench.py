@@ -35,6 +35,7 @@ from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
+from benchmarks.batch_times import batch_time_medians
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -262,6 +263,7 @@ def _latency(
     finally:
         watcher.stop()
         query.stop()
+    batch_times = batch_time_medians([json.loads(p.json) for p in query.recentProgress])
     latencies = _pair_latencies(records, sent_at, watcher.received())
     return {
         "latency_records": count,
@@ -272,6 +274,7 @@ def _latency(
         "latency_p50_s": round(float(np.percentile(latencies, 50)), 3) if len(latencies) else None,
         "latency_p99_s": round(float(np.percentile(latencies, 99)), 3) if len(latencies) else None,
         "latency_max_s": round(float(latencies.max()), 3) if len(latencies) else None,
+        "latency_batch": batch_times,
     }
 
 

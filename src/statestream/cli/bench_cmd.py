@@ -214,6 +214,7 @@ def _pipeline_table(f: dict) -> Table:
             f"latency p50 / p99 at {f['latency_rate']:,.0f}/s",
             f"{f['latency_p50_s']} s / {f['latency_p99_s']} s",
         ),
+        *_batch_time_rows(f.get("latency_batch") or {}),
     ]
     if "baseline_records_per_s" in f:
         rows += [
@@ -229,6 +230,25 @@ def _pipeline_table(f: dict) -> Table:
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
+    """Where a batch of the latency run spends its time (medians), if Spark reported it."""
+    if not batch:
+        return []
+    parts = (
+        f"planning {batch['planning_ms']:.0f}, offset log {batch['offset_log_ms']:.0f}, "
+        f"job and Kafka transaction {batch['execution_ms']:.0f}, "
+        f"commit log {batch['commit_log_ms']:.0f}"
+    )
+    rows = [
+        ("latency: batch (median)", f"{batch['records']:,.0f} records, {batch['batch_ms']:.0f} ms"),
+        ("latency: of which, ms", parts),
+    ]
+    if "state_commit_ms" in batch:
+        state = f"load {batch['state_load_ms']:.0f}, commit {batch['state_commit_ms']:.0f}"
+        rows.append(("latency: state store per task, ms", state))
+    return rows
 
 
 def _millions(per_second: float) -> str:
