@@ -138,7 +138,8 @@ def bench_pipeline(
        --warmup-records of them (as a running job is warm): records/s and pairs/s, and the
        pairs checked against the spec (missed, extra, duplicated).
     2. Records are produced at --rate records/s while the join runs: latency percentiles from a
-       pair's later record being sent to the pair being visible to a read_committed consumer.
+       pair's later record being sent to the pair being visible to a read_committed consumer,
+       and the median batch of that run with what its time is made of.
     3. Spark's stream-stream join (watermarks and a ±--baseline-range time range) on the first
        --baseline-records records of the same input (it is too slow for all of them): its
        records/s and the spec's pairs of those records it misses and adds.
