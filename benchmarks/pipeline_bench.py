@@ -67,6 +67,30 @@ class PipelineBenchOptions:
     baseline_watermark_s: float = 10.0
 
 
+@dataclass(frozen=True)
+class _BenchRun:
+    """What every part of one bench run shares: Spark, settings, its topics and temporary folder."""
+
+    spark: SparkSession
+    settings: Settings
+    names: dict[str, str]  # "<part>_<in|out|late|dlq>" → topic
+    options: PipelineBenchOptions
+    tmp: Path
+    say: Say
+
+    def settings_of(self, part: str) -> Settings:
+        """The settings with `part`'s topics as the join's input and outputs."""
+        topics = self.settings.topics.model_copy(
+            update={
+                "machine_data": self.names[f"{part}_in"],
+                "machine_out": self.names[f"{part}_out"],
+                "late": self.names[f"{part}_late"],
+                "dead_letter": self.names[f"{part}_dlq"],
+            }
+        )
+        return self.settings.model_copy(update={"topics": topics})
+
+
 def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, say: Say) -> dict:
     """All three parts; the figures as one JSON-ready dict."""
     run_id = uuid.uuid4().hex[:8]
@@ -79,14 +103,14 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
         specs = _specs(settings, records)
         expected = expected_pairs(records, specs)
         gc.freeze()  # the bench's own millions of objects: not for the writer's collections
+        bench = _BenchRun(spark, settings, names, options, Path(tmp), say)
         figures: dict = {}
         if options.warmup_records:
-            warmup = records.head(options.warmup_records)
-            figures |= _warm_up(spark, settings, names, warmup, Path(tmp), say)
-        figures |= _throughput(spark, settings, names, records, expected, options, Path(tmp), say)
-        figures |= _latency(spark, settings, names, options, Path(tmp), say)
+            figures |= _warm_up(bench, records.head(options.warmup_records))
+        figures |= _throughput(bench, records, expected)
+        figures |= _latency(bench)
         if options.baseline:
-            figures |= _baseline(spark, settings, names, records, expected, options, Path(tmp), say)
+            figures |= _baseline(bench, records, expected)
     return figures
 
 
@@ -124,51 +148,27 @@ def _topics(settings: Settings, run_id: str) -> Iterator[dict[str, str]]:
             future.exception()
 
 
-def _with_topics(settings: Settings, names: dict[str, str], part: str) -> Settings:
-    topics = settings.topics.model_copy(
-        update={
-            "machine_data": names[f"{part}_in"],
-            "machine_out": names[f"{part}_out"],
-            "late": names[f"{part}_late"],
-            "dead_letter": names[f"{part}_dlq"],
-        }
-    )
-    return settings.model_copy(update={"topics": topics})
-
-
-def _warm_up(
-    spark: SparkSession,
-    settings: Settings,
-    names: dict[str, str],
-    records: ScaledRecords,
-    tmp: Path,
-    say: Say,
-) -> dict:
+def _warm_up(bench: _BenchRun, records: ScaledRecords) -> dict:
     """Join `records` on the warm-up topics; the seconds it took."""
-    say(f"warming up: joining {len(records):,} records on topics of their own")
-    produce(settings, names["warmup_in"], records)
-    _, seconds = _join_all(spark, settings, names, "warmup", tmp)
+    bench.say(f"warming up: joining {len(records):,} records on topics of their own")
+    produce(bench.settings, bench.names["warmup_in"], records)
+    _, seconds = _join_all(bench, "warmup")
     return {"warmup_records": len(records), "warmup_seconds": round(seconds, 2)}
 
 
 def _join_all(
-    spark: SparkSession,
-    settings: Settings,
-    names: dict[str, str],
-    part: str,
-    tmp: Path,
-    max_offsets_per_trigger: int | None = None,
+    bench: _BenchRun, part: str, max_offsets_per_trigger: int | None = None
 ) -> tuple[list[dict], float]:
     """Join all of `part`'s input topic with availableNow: the batches' progress, the seconds."""
     started = time.perf_counter()
     query = start_join_query(
-        spark,
-        _with_topics(settings, names, part),
+        bench.spark,
+        bench.settings_of(part),
         JoinJobOptions(
             available_now=True,
             max_offsets_per_trigger=max_offsets_per_trigger,
-            query_name=f"bench-{part}-{names[f'{part}_in'].split('.')[1]}",
-            checkpoint=tmp / part,
+            query_name=f"bench-{part}-{bench.names[f'{part}_in'].split('.')[1]}",
+            checkpoint=bench.tmp / part,
         ),
     )
     query.awaitTermination()
@@ -178,24 +178,16 @@ def _join_all(
     return query.recentProgress, seconds
 
 
-def _throughput(
-    spark: SparkSession,
-    settings: Settings,
-    names: dict[str, str],
-    records: ScaledRecords,
-    expected: pd.DataFrame,
-    options: PipelineBenchOptions,
-    tmp: Path,
-    say: Say,
-) -> dict:
-    say(f"producing {len(records):,} records of {records.thing_count} machines to Kafka")
-    produce(settings, names["throughput_in"], records)
-    say(f"joining them (availableNow, ≤ {options.max_offsets_per_trigger:,} records per batch)")
-    progress, seconds = _join_all(
-        spark, settings, names, "throughput", tmp, options.max_offsets_per_trigger
+def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame) -> dict:
+    bench.say(f"producing {len(records):,} records of {records.thing_count} machines to Kafka")
+    produce(bench.settings, bench.names["throughput_in"], records)
+    per_batch = bench.options.max_offsets_per_trigger
+    bench.say(f"joining them (availableNow, ≤ {per_batch:,} records per batch)")
+    progress, seconds = _join_all(bench, "throughput", per_batch)
+    bench.say("reading the pairs back (read_committed) and checking them against the spec")
+    got = pair_keys_from_json(
+        read_committed(bench.settings, bench.names["throughput_out"], timeout_s=300)
     )
-    say("reading the pairs back (read_committed) and checking them against the spec")
-    got = pair_keys_from_json(read_committed(settings, names["throughput_out"], timeout_s=300))
     _, missed, extra = compare_pairs(expected, got)
     state = [p["stateOperators"][0] for p in progress if p.get("stateOperators")]
     return {
@@ -226,37 +218,32 @@ def _after_first_batch(progress: list[dict]) -> int | None:
     return round(sum(p["numInputRows"] for p in later) / seconds) if seconds else None
 
 
-def _latency(
-    spark: SparkSession,
-    settings: Settings,
-    names: dict[str, str],
-    options: PipelineBenchOptions,
-    tmp: Path,
-    say: Say,
-) -> dict:
-    count = int(options.latency_rate * options.latency_seconds)
+def _latency(bench: _BenchRun) -> dict:
+    count = int(bench.options.latency_rate * bench.options.latency_seconds)
     records = scaled_sample(count, seed=11).head(count)
-    expected = expected_pairs(records, _specs(settings, records))
-    bench_settings = _with_topics(settings, names, "latency")
-    interval = options.trigger_interval_s or settings.join.trigger_interval_s
+    expected = expected_pairs(records, _specs(bench.settings, records))
+    bench_settings = bench.settings_of("latency")
+    interval = bench.options.trigger_interval_s or bench.settings.join.trigger_interval_s
     query = start_join_query(
-        spark,
+        bench.spark,
         bench_settings,
         JoinJobOptions(
-            query_name=f"bench-latency-{names['latency_in'].split('.')[1]}",
-            checkpoint=tmp / "latency",
+            query_name=f"bench-latency-{bench.names['latency_in'].split('.')[1]}",
+            checkpoint=bench.tmp / "latency",
             trigger_interval_s=interval,
         ),
     )
-    watcher = _PairWatcher(settings, names["latency_out"])
+    watcher = _PairWatcher(bench.settings, bench.names["latency_out"])
     watcher.start()
     try:
         _wait_for_first_batch(query)
-        say(
-            f"latency: {count:,} records at {options.latency_rate:,.0f} records/s, "
+        bench.say(
+            f"latency: {count:,} records at {bench.options.latency_rate:,.0f} records/s, "
             f"a batch every {interval} s"
         )
-        sent_at = produce(settings, names["latency_in"], records, rate=options.latency_rate)
+        sent_at = produce(
+            bench.settings, bench.names["latency_in"], records, rate=bench.options.latency_rate
+        )
         deadline = time.monotonic() + 60
         while watcher.count < len(expected) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -267,7 +254,7 @@ def _latency(
     latencies = _pair_latencies(records, sent_at, watcher.received())
     return {
         "latency_records": count,
-        "latency_rate": options.latency_rate,
+        "latency_rate": bench.options.latency_rate,
         "latency_trigger_interval_s": interval,
         "latency_pairs": len(latencies),
         "latency_pairs_expected": len(expected),
@@ -352,34 +339,25 @@ class _PairWatcher:
             self._seen.extend((now, m.value()) for m in messages if m.error() is None)
 
 
-def _baseline(
-    spark: SparkSession,
-    settings: Settings,
-    names: dict[str, str],
-    records: ScaledRecords,
-    expected: pd.DataFrame,
-    options: PipelineBenchOptions,
-    tmp: Path,
-    say: Say,
-) -> dict:
+def _baseline(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame) -> dict:
     """Spark's windowed join on the first `baseline_records` records of the same input."""
-    count = min(options.baseline_records, len(records))
+    count = min(bench.options.baseline_records, len(records))
     if count < len(records):
         records = records.head(count)
-        expected = expected_pairs(records, _specs(settings, records))
-    produce(settings, names["baseline_in"], records)
-    say(
+        expected = expected_pairs(records, _specs(bench.settings, records))
+    produce(bench.settings, bench.names["baseline_in"], records)
+    bench.say(
         f"baseline: Spark's stream-stream join on the first {count:,} records, "
-        f"±{options.baseline_range_s} s, watermark {options.baseline_watermark_s} s"
+        f"±{bench.options.baseline_range_s} s, watermark {bench.options.baseline_watermark_s} s"
     )
     run = run_baseline(
-        spark,
-        settings,
-        names["baseline_in"],
-        tmp / "baseline",
-        options.baseline_range_s,
-        options.baseline_watermark_s,
-        options.max_offsets_per_trigger,
+        bench.spark,
+        bench.settings,
+        bench.names["baseline_in"],
+        bench.tmp / "baseline",
+        bench.options.baseline_range_s,
+        bench.options.baseline_watermark_s,
+        bench.options.max_offsets_per_trigger,
     )
     both, missed, extra = compare_pairs(expected, run.pairs)
     return {
@@ -391,6 +369,6 @@ def _baseline(
         "baseline_pairs_found": both,
         "baseline_pairs_missed": missed,
         "baseline_pairs_extra": extra,
-        "baseline_range_s": options.baseline_range_s,
-        "baseline_watermark_s": options.baseline_watermark_s,
+        "baseline_range_s": bench.options.baseline_range_s,
+        "baseline_watermark_s": bench.options.baseline_watermark_s,
     }
