@@ -149,6 +149,9 @@ def test_streaming_join_equals_offline_join(
     assert reported.totals["records_in"] == len(lines)
     assert reported.totals["pairs_out"] == len(got)
     assert reported.state_rows is not None and reported.state_rows > 0
+    checkpoint = settings.checkpoint_root / unique_name  # changelogs, logs: no Hadoop .crc files
+    assert list(checkpoint.rglob("*.changelog"))
+    assert not [*checkpoint.rglob(".*.changelog.crc"), *checkpoint.glob("offsets/.*.crc")]
 
 
 def _finished_status(settings: Settings, name: str, timeout_s: float = 20.0) -> QueryStatus:
