@@ -2,8 +2,10 @@
 # Installs everything statestream needs on this machine, idempotently (`make setup` runs it):
 #   1. .venv with `pip install -e ".[dev]"`  (skipped while pyproject.toml is unchanged)
 #   2. the JVM jars, copied by Maven into .deps/jars/<name>  (skipped while each pom is unchanged)
-#   3. mosquitto, influxdb, influxdb-client and chromium through apt-get  (skipped when installed)
-#   4. the dashboard's browser libraries: `npm ci` in dashboard-assets/, copied into
+#   3. mosquitto, influxdb, influxdb-client, chromium and a JDK's javac through apt-get  (skipped
+#      when installed)
+#   4. jvm/local-fs compiled into .deps/jars/local-fs  (skipped while its sources are unchanged)
+#   5. the dashboard's browser libraries: `npm ci` in dashboard-assets/, copied into
 #      src/statestream/dashboard/static/vendor/  (skipped while package-lock.json is unchanged)
 # Services are not started here (`statestream services up` does that, as plain processes), and a
 # service instance that apt-get would start is stopped again, so it cannot hold statestream's ports.
@@ -83,8 +85,9 @@ system_packages() {
   has_program influxd || missing+=(influxdb)
   has_program influx || missing+=(influxdb-client)
   has_program chromium || missing+=(chromium) # the dashboard's browser tests drive it
+  has_program javac || missing+=(openjdk-17-jdk-headless) # compiles jvm/local-fs
   if [[ ${#missing[@]} -eq 0 ]]; then
-    say "mosquitto, influxdb and chromium are installed"
+    say "mosquitto, influxdb, chromium and javac are installed"
     return
   fi
   command -v apt-get >/dev/null 2>&1 ||
@@ -120,6 +123,29 @@ system_packages() {
   done
 }
 
+# Hadoop's local file system without a shell command per file (jvm/local-fs), compiled against the
+# Hadoop API jar that pyspark ships; Spark's checkpoints on local disk go through it.
+local_fs_jar() {
+  local target=.deps/jars/local-fs sources=(jvm/local-fs/src/io/statestream/fs/*.java) api want
+  api=$(.venv/bin/python -c 'import pathlib, pyspark; print(*(pathlib.Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))')
+  [[ -f $api ]] || die "pyspark's hadoop-client-api jar is not in .venv: remove .venv and run make setup again"
+  want=$(cat "${sources[@]}" <(basename "$api") | sha256sum | cut -c1-16)
+  if [[ -f $target/.src-hash && $(cat "$target/.src-hash") == "$want" ]]; then
+    say "jar $target is up to date"
+    return
+  fi
+  command -v javac >/dev/null 2>&1 ||
+    die "javac is missing: install a JDK 17 (apt-get install openjdk-17-jdk-headless) and run make setup again"
+  say "compiling jvm/local-fs into $target"
+  local classes
+  classes=$(mktemp -d)
+  javac --release 17 -nowarn -cp "$api" -d "$classes" "${sources[@]}" ||
+    die "javac could not compile jvm/local-fs (see above)"
+  mkdir -p "$target"
+  jar cf "$target/statestream-local-fs.jar" -C "$classes" . && rm -rf "$classes"
+  echo "$want" >"$target/.src-hash"
+}
+
 # The charting library of the dashboard comes from npm (versions pinned by package-lock.json) and
 # is copied into the Python package, which serves it; the copies are not committed.
 DASHBOARD_VENDOR=src/statestream/dashboard/static/vendor
@@ -151,5 +177,6 @@ python_env
 jvm_jars kafka-broker
 jvm_jars spark-kafka
 system_packages
+local_fs_jar
 dashboard_assets
 say "done"

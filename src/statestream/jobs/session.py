@@ -22,6 +22,7 @@ from statestream.environment import find_java, jar_dir
 from statestream.errors import EnvironmentProblem
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+NIO_LOCAL_FS = "io.statestream.fs.NioLocalFs"
 _JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+[^/]*)\.jar$")
 
 
@@ -48,6 +49,7 @@ def spark_session(
                 "SPARK_LOCAL_IP", "127.0.0.1"
             )  # no "resolves to loopback" warning
         options["spark.master"] = settings.spark.master
+        options |= local_file_system_options(settings)
     builder = SparkSession.builder
     for key, value in options.items():
         builder = builder.config(key, value)
@@ -85,8 +87,8 @@ def spark_options(
         # else each task re-reads those archives (`statestream.python_daemon`), ~0.15 s a task
         "spark.python.daemon.module": "statestream.python_daemon",
         # checkpoint logs and state changelogs on local disk without Hadoop's .crc side files
-        # (Spark keeps its own checksums of state files): a state store commit writes half the
-        # files, ~50 ms less per task and batch
+        # (Spark keeps its own checksums of state files); a local master started here goes further
+        # (local_file_system_options)
         "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
         "spark.ui.enabled": str(spark.ui_enabled and not for_tests).lower(),
         "spark.ui.showConsoleProgress": "false",
@@ -99,6 +101,23 @@ def spark_options(
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
         **spark.extra_conf,
     }
+
+
+def local_file_system_options(settings: Settings) -> dict[str, str]:
+    """Checkpoints on local disk through `jvm/local-fs` when `make setup` has built it.
+
+    Hadoop's local file system runs a shell command (chmod, readlink) per file it writes and per
+    rename without its native library, dozens per micro-batch; `NioLocalFs` uses java.nio. Only
+    for a local master started here: the jar goes on the driver's class path, set at its launch.
+    """
+    jar = settings.paths.jars_dir / "local-fs" / "statestream-local-fs.jar"
+    if not settings.spark.master.startswith("local") or not jar.is_file():
+        return {}
+    options = {
+        "spark.driver.extraClassPath": str(jar),
+        "spark.hadoop.fs.AbstractFileSystem.file.impl": NIO_LOCAL_FS,
+    }
+    return {} if options.keys() & settings.spark.extra_conf.keys() else options
 
 
 def connector_jars(settings: Settings) -> list[Path]:
