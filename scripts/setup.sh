@@ -142,7 +142,9 @@ local_fs_jar() {
   javac --release 17 -nowarn -cp "$api" -d "$classes" "${sources[@]}" ||
     die "javac could not compile jvm/local-fs (see above)"
   mkdir -p "$target"
-  jar cf "$target/statestream-local-fs.jar" -C "$classes" . && rm -rf "$classes"
+  jar cf "$target/statestream-local-fs.jar" -C "$classes" . ||
+    die "jar could not package jvm/local-fs (see above)"
+  rm -rf "$classes"
   echo "$want" >"$target/.src-hash"
 }
 
