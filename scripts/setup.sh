@@ -16,11 +16,13 @@ ROOT=$PWD
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 hash_of() { sha256sum "$@" | sha256sum | cut -c1-16; }
+# up_to_date STAMP WANT: the step that wrote STAMP ran for inputs whose hash is WANT
+up_to_date() { [[ -f $1 && $(cat "$1") == "$2" ]]; }
 
 python_env() {
   local stamp=.venv/.statestream-installed want
   want=$(hash_of pyproject.toml)
-  if [[ -x .venv/bin/python && -f $stamp && $(cat "$stamp") == "$want" ]]; then
+  if [[ -x .venv/bin/python ]] && up_to_date "$stamp" "$want"; then
     say "python environment .venv is up to date"
     return
   fi
@@ -58,7 +60,7 @@ require_java() {
 jvm_jars() {
   local name=$1 pom=jvm/$1/pom.xml target=.deps/jars/$1 want
   want=$(hash_of "$pom")
-  if [[ -f $target/.pom-hash && $(cat "$target/.pom-hash") == "$want" ]]; then
+  if up_to_date "$target/.pom-hash" "$want"; then
     say "jars .deps/jars/$name are up to date"
     return
   fi
@@ -130,7 +132,7 @@ local_fs_jar() {
   api=$(.venv/bin/python -c 'import pathlib, pyspark; print(*(pathlib.Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))')
   [[ -f $api ]] || die "pyspark's hadoop-client-api jar is not in .venv: remove .venv and run make setup again"
   want=$(cat "${sources[@]}" <(basename "$api") | sha256sum | cut -c1-16)
-  if [[ -f $target/.src-hash && $(cat "$target/.src-hash") == "$want" ]]; then
+  if up_to_date "$target/.src-hash" "$want"; then
     say "jar $target is up to date"
     return
   fi
@@ -159,7 +161,7 @@ DASHBOARD_FILES=(
 dashboard_assets() {
   local stamp=$DASHBOARD_VENDOR/.lock-hash want file
   want=$(hash_of dashboard-assets/package-lock.json)
-  if [[ -f $stamp && $(cat "$stamp") == "$want" ]]; then
+  if up_to_date "$stamp" "$want"; then
     say "dashboard assets $DASHBOARD_VENDOR are up to date"
     return
   fi
