@@ -90,6 +90,13 @@ class _BenchRun:
         )
         return self.settings.model_copy(update={"topics": topics})
 
+    def join_options(self, part: str, **options) -> JoinJobOptions:
+        """Options of `part`'s join query: its own name and checkpoint, and `options`."""
+        run_id = self.names[f"{part}_in"].split(".")[1]
+        return JoinJobOptions(
+            query_name=f"bench-{part}-{run_id}", checkpoint=self.tmp / part, **options
+        )
+
 
 def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, say: Say) -> dict:
     """All three parts; the figures as one JSON-ready dict."""
@@ -164,11 +171,8 @@ def _join_all(
     query = start_join_query(
         bench.spark,
         bench.settings_of(part),
-        JoinJobOptions(
-            available_now=True,
-            max_offsets_per_trigger=max_offsets_per_trigger,
-            query_name=f"bench-{part}-{bench.names[f'{part}_in'].split('.')[1]}",
-            checkpoint=bench.tmp / part,
+        bench.join_options(
+            part, available_now=True, max_offsets_per_trigger=max_offsets_per_trigger
         ),
     )
     query.awaitTermination()
@@ -222,16 +226,11 @@ def _latency(bench: _BenchRun) -> dict:
     count = int(bench.options.latency_rate * bench.options.latency_seconds)
     records = scaled_sample(count, seed=11).head(count)
     expected = expected_pairs(records, _specs(bench.settings, records))
-    bench_settings = bench.settings_of("latency")
     interval = bench.options.trigger_interval_s or bench.settings.join.trigger_interval_s
     query = start_join_query(
         bench.spark,
-        bench_settings,
-        JoinJobOptions(
-            query_name=f"bench-latency-{bench.names['latency_in'].split('.')[1]}",
-            checkpoint=bench.tmp / "latency",
-            trigger_interval_s=interval,
-        ),
+        bench.settings_of("latency"),
+        bench.join_options("latency", trigger_interval_s=interval),
     )
     watcher = _PairWatcher(bench.settings, bench.names["latency_out"])
     watcher.start()
