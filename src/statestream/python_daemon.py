@@ -6,6 +6,10 @@ re-reads its whole archive's directory: 0.15–0.2 s per task, as much as the re
 micro-batch's stateful task. When the same pyspark and py4j can be imported without them (from
 site-packages), this module (`spark.python.daemon.module`) drops the archives from the path and
 then runs Spark's own daemon, whose workers it forks.
+
+Before that it installs `statestream.jobs.grouped_rows`, which hands transformWithStateInPandas
+processors their rows grouped a batch at a time instead of a row at a time; the forked workers
+inherit it.
 """
 
 from __future__ import annotations
@@ -34,4 +38,7 @@ def drop_archives_from_path() -> bool:
 
 if __name__ == "__main__":
     drop_archives_from_path()
+    from statestream.jobs import grouped_rows
+
+    grouped_rows.install()
     runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)

@@ -21,3 +21,17 @@ def test_python_workers_import_without_pysparks_archives(spark: SparkSession) ->
     path = json.loads(rows[0].path)
     assert any("site-packages" in entry for entry in path)
     assert not [entry for entry in path if entry.endswith((".zip", ".jar"))]
+
+
+def _stateful_input_path(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    from pyspark.sql.pandas.serializers import TransformWithStateInPandasSerializer
+
+    for _ in frames:
+        yield pd.DataFrame(
+            {"module": [TransformWithStateInPandasSerializer.load_stream.__module__]}
+        )
+
+
+def test_python_workers_group_stateful_input_a_batch_at_a_time(spark: SparkSession) -> None:
+    rows = spark.range(1).mapInPandas(_stateful_input_path, "module string").collect()
+    assert rows[0].module == "statestream.jobs.grouped_rows"
