@@ -45,6 +45,14 @@ def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None
     assert not settings.influx.is_local
 
 
+def test_spark_kafka_source_polls_in_big_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = load_settings().kafka.spark_options()
+    assert options["kafka.max.poll.records"] == "10000"
+    assert options["kafka.max.partition.fetch.bytes"] == str(8 * 1024 * 1024)
+    monkeypatch.setenv("STATESTREAM_KAFKA__SOURCE_MAX_POLL_RECORDS", "500")
+    assert load_settings().kafka.spark_options()["kafka.max.poll.records"] == "500"
+
+
 def test_keyword_overrides_beat_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STATESTREAM_MQTT__PORT", "2883")
     assert load_settings(mqtt={"port": 3883}).mqtt.port == 3883
