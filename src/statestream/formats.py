@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import orjson
 
 if TYPE_CHECKING:
     from statestream.join import JoinedPairs, JoinSpec
@@ -191,28 +192,35 @@ def read_wide_row(obj: dict[str, Any]) -> WideRow:
 
 
 def json_number(x: float) -> str:
-    """A float as JSON: integral values without a fraction, non-finite ones as null."""
+    """A float as JSON: integral values without a fraction, non-finite ones as null.
+
+    Others in the shortest text that reads back as the same float (orjson's, e.g. 0.00001).
+    """
     if not math.isfinite(x):
         return "null"
     if x == int(x) and abs(x) < 2**53:
         return str(int(x))
-    return repr(x)
+    return orjson.dumps(x).decode()
 
 
 def json_numbers(values: np.ndarray) -> list[str]:
-    """`json_number` of every value, with the integral ones (times in ms) converted at once.
+    """`json_number` of every value, converted a column at a time (orjson's, not repr per value).
 
-    >>> json_numbers(np.array([1554096380468.0, -4.44, float("nan"), -0.0]))
-    ['1554096380468', '-4.44', 'null', '0']
+    >>> json_numbers(np.array([1554096380468.0, -4.44, float("nan"), -0.0, 1e-05]))
+    ['1554096380468', '-4.44', 'null', '0', '0.00001']
     """
     values = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(values)
     integral = finite & (np.abs(values) < 2**53)
     integral[integral] = values[integral] == np.trunc(values[integral])
-    texts = np.full(len(values), "null", dtype=object)
-    texts[integral] = values[integral].astype(np.int64).astype(str).astype(object)
     fractional = finite & ~integral
-    texts[fractional] = [repr(x) for x in values[fractional].tolist()]
+    texts = np.full(len(values), "null", dtype=object)
+    for chosen, column in (
+        (integral, values[integral].astype(np.int64).tolist()),
+        (fractional, values[fractional].tolist()),
+    ):
+        if column:
+            texts[chosen] = orjson.dumps(column).decode()[1:-1].split(",")
     return texts.tolist()
 
 
