@@ -36,6 +36,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
 from benchmarks.batch_times import batch_time_medians
+from benchmarks.checkpoint_sizes import CheckpointSizes, thirds
+from benchmarks.pair_latency import certain_at, pair_latencies
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -43,6 +45,7 @@ from benchmarks.pipeline_input import (
     pair_keys_from_json,
     produce,
     scaled_sample,
+    slice_size,
 )
 from benchmarks.windowed_join_baseline import run_baseline
 from statestream.config import Settings
@@ -225,13 +228,12 @@ def _after_first_batch(progress: list[dict]) -> int | None:
 def _latency(bench: _BenchRun) -> dict:
     count = int(bench.options.latency_rate * bench.options.latency_seconds)
     records = scaled_sample(count, seed=11).head(count)
-    expected = expected_pairs(records, _specs(bench.settings, records))
-    interval = bench.options.trigger_interval_s or bench.settings.join.trigger_interval_s
-    query = start_join_query(
-        bench.spark,
-        bench.settings_of("latency"),
-        bench.join_options("latency", trigger_interval_s=interval),
+    certain = certain_at(
+        records, _specs(bench.settings, records), slice_size(bench.options.latency_rate)
     )
+    interval = bench.options.trigger_interval_s or bench.settings.join.trigger_interval_s
+    options = bench.join_options("latency", trigger_interval_s=interval)
+    query = start_join_query(bench.spark, bench.settings_of("latency"), options)
     watcher = _PairWatcher(bench.settings, bench.names["latency_out"])
     watcher.start()
     try:
@@ -240,27 +242,32 @@ def _latency(bench: _BenchRun) -> dict:
             f"latency: {count:,} records at {bench.options.latency_rate:,.0f} records/s, "
             f"a batch every {interval} s"
         )
-        sent_at = produce(
-            bench.settings, bench.names["latency_in"], records, rate=bench.options.latency_rate
-        )
+        assert options.checkpoint is not None
+        with CheckpointSizes(options.checkpoint) as checkpoint:
+            sent_at = produce(
+                bench.settings, bench.names["latency_in"], records, rate=bench.options.latency_rate
+            )
         deadline = time.monotonic() + 60
-        while watcher.count < len(expected) and time.monotonic() < deadline:
+        while watcher.count < len(certain) and time.monotonic() < deadline:
             time.sleep(0.2)
     finally:
         watcher.stop()
         query.stop()
     batch_times = batch_time_medians([json.loads(p.json) for p in query.recentProgress])
-    latencies = _pair_latencies(records, sent_at, watcher.received())
+    pairs = pair_latencies(records, sent_at, certain, watcher.received())
     return {
         "latency_records": count,
         "latency_rate": bench.options.latency_rate,
         "latency_trigger_interval_s": interval,
-        "latency_pairs": len(latencies),
-        "latency_pairs_expected": len(expected),
-        "latency_p50_s": round(float(np.percentile(latencies, 50)), 3) if len(latencies) else None,
-        "latency_p99_s": round(float(np.percentile(latencies, 99)), 3) if len(latencies) else None,
-        "latency_max_s": round(float(latencies.max()), 3) if len(latencies) else None,
+        "latency_pairs": len(pairs.latency),
+        "latency_pairs_expected": len(certain),
+        **_percentiles("latency", pairs.latency),
+        **_percentiles("latency_after_later_record", pairs.after_later_record),
+        "latency_pairs_waiting_for_data": int(np.count_nonzero(pairs.waited > 0)),
         "latency_batch": batch_times,
+        "latency_batches": query.lastProgress["batchId"] + 1 if query.lastProgress else 0,
+        "latency_checkpoint_bytes": thirds(checkpoint.samples),
+        "latency_checkpoint_samples": checkpoint.samples,
     }
 
 
@@ -272,30 +279,15 @@ def _wait_for_first_batch(query, timeout_s: float = 120.0) -> None:
         time.sleep(0.1)
 
 
-def _pair_latencies(
-    records: ScaledRecords, sent_at: np.ndarray, received: list[tuple[float, bytes]]
-) -> np.ndarray:
-    """Visible time minus the send time of the pair's later record, one per pair received."""
-    sent = {
-        (thing, quantity, t): s
-        for thing, quantity, t, s in zip(
-            records.things.tolist(),
-            records.quantities.tolist(),
-            records.t.tolist(),
-            sent_at.tolist(),
-            strict=True,
-        )
+def _percentiles(name: str, seconds: np.ndarray) -> dict[str, float | None]:
+    """`name`_p50_s, _p99_s and _max_s of `seconds` (None when there are none)."""
+    if not len(seconds):
+        return {f"{name}_p50_s": None, f"{name}_p99_s": None, f"{name}_max_s": None}
+    return {
+        f"{name}_p50_s": round(float(np.percentile(seconds, 50)), 3),
+        f"{name}_p99_s": round(float(np.percentile(seconds, 99)), 3),
+        f"{name}_max_s": round(float(seconds.max()), 3),
     }
-    latencies = []
-    for seen, value in received:
-        pair = json.loads(value)
-        thing, left, right = pair["thing"], pair["left"], pair["right"]
-        later = max(
-            sent[(thing, left["quantity"], left["phenomenonTime"])],
-            sent[(thing, right["quantity"], right["phenomenonTime"])],
-        )
-        latencies.append(seen - later)
-    return np.array(latencies)
 
 
 class _PairWatcher:

@@ -138,7 +138,7 @@ def produce(
         }
     )
     sent_at = np.full(len(records), np.nan)
-    step = max(1, int(rate / 100)) if rate else 10_000
+    step = slice_size(rate)
     started = time.time()
     for start in range(0, len(records), step):
         if stop is not None and stop.is_set():
@@ -155,6 +155,11 @@ def produce(
             on_progress(min(start + step, len(records)))
     producer.flush(120)
     return sent_at
+
+
+def slice_size(rate: float | None) -> int:
+    """Records `produce` sends at once (with one send time): 1/100 s worth, or 10,000 unpaced."""
+    return max(1, int(rate / 100)) if rate else 10_000
 
 
 def _produce(producer: Producer, topic: str, key: str, value: str) -> None:

@@ -7,8 +7,9 @@ import json
 
 import numpy as np
 import pandas as pd
-from benchmarks.pipeline_bench import _pair_latencies
+from benchmarks.pair_latency import certain_at, pair_latencies
 from benchmarks.pipeline_input import (
+    ScaledRecords,
     compare_pairs,
     expected_pairs,
     pair_keys_from_json,
@@ -47,28 +48,44 @@ def test_compare_counts_found_missed_and_extra_pairs() -> None:
     assert compare_pairs(expected, got) == (2, 1, 1)
 
 
-def test_latency_is_measured_from_the_later_record_of_a_pair() -> None:
-    records = scaled_sample(1)
-    first = {
-        k: i
-        for i, k in enumerate(
-            zip(
-                records.things.tolist(),
-                records.quantities.tolist(),
-                records.t.tolist(),
-                strict=True,
-            )
-        )
+def test_every_pair_has_the_slice_it_became_certain_in() -> None:
+    records = scaled_sample(30_000)
+    certain = certain_at(records, [SPEC], slice_size=100)
+    assert len(certain) == len(expected_pairs(records, [SPEC])) > 10_000
+    assert all(start % 100 == 0 for start in certain.values())
+
+
+def _pair(left_t: int, right_t: int) -> bytes:
+    return json.dumps(
+        {
+            "thing": "R1",
+            "left": {"quantity": SPEC.left, "phenomenonTime": left_t, "result": 1},
+            "right": {"quantity": SPEC.right, "phenomenonTime": right_t, "result": 1},
+        }
+    ).encode()
+
+
+def test_latency_runs_from_the_record_that_made_the_pair_certain() -> None:
+    # L@14, R@16, R@17, L@20 (the spec's example): (L@14, R@17) is certain only when L@20
+    # shows that no L record comes between them, one record after the later of its two
+    quantities = [SPEC.left, SPEC.right, SPEC.right, SPEC.left]
+    records = ScaledRecords(
+        np.array(["R1"] * 4, dtype=object),
+        np.array(quantities, dtype=object),
+        np.array([14, 16, 17, 20], dtype=np.int64),
+        np.ones(4),
+    )
+    certain = certain_at(records, [SPEC], slice_size=1)
+    assert certain == {
+        ("R1", SPEC.left, 14.0, 16.0): 1,
+        ("R1", SPEC.left, 14.0, 17.0): 3,
+        ("R1", SPEC.left, 20.0, 16.0): 3,
+        ("R1", SPEC.left, 20.0, 17.0): 3,
     }
-    thing = records.things[0]
-    speed = next(k for k in first if k[0] == thing and k[1] == SPEC.left)
-    torque = next(k for k in first if k[0] == thing and k[1] == SPEC.right)
-    sent_at = np.arange(len(records), dtype=np.float64)
-    pair = {
-        "thing": thing,
-        "left": {"quantity": speed[1], "phenomenonTime": speed[2], "result": 1},
-        "right": {"quantity": torque[1], "phenomenonTime": torque[2], "result": 1},
-    }
-    seen = 10_000.5
-    latencies = _pair_latencies(records, sent_at, [(seen, json.dumps(pair).encode())])
-    assert latencies.tolist() == [seen - max(first[speed], first[torque])]
+    sent_at = np.array([0.0, 1.0, 2.0, 3.0])
+    seen = 10.0
+    received = [(seen, _pair(14, 16)), (seen, _pair(14, 17)), (seen, _pair(20, 17))]
+    latencies = pair_latencies(records, sent_at, certain, received)
+    assert latencies.latency.tolist() == [9.0, 7.0, 7.0]
+    assert latencies.after_later_record.tolist() == [9.0, 8.0, 7.0]
+    assert latencies.waited.tolist() == [0.0, 1.0, 0.0]

@@ -137,9 +137,11 @@ def bench_pipeline(
        topic and joined (availableNow) by a new query, after a warm-up query over the first
        --warmup-records of them (as a running job is warm): records/s and pairs/s, and the
        pairs checked against the spec (missed, extra, duplicated).
-    2. Records are produced at --rate records/s while the join runs: latency percentiles from a
-       pair's later record being sent to the pair being visible to a read_committed consumer,
-       and the median batch of that run with what its time is made of.
+    2. Records are produced at --rate records/s while the join runs: latency percentiles from
+       the record that made a pair certain being sent to the pair being visible to a
+       read_committed consumer (and, beside them, from the later of the pair's own records:
+       a pair may have to wait for a later record, by the spec's meaning), the median batch
+       and what its time is made of, and the checkpoint's size on disk over the run.
     3. Spark's stream-stream join (watermarks and a ±--baseline-range time range) on the first
        --baseline-records records of the same input (it is too slow for all of them): its
        records/s and the spec's pairs of those records it misses and adds.
@@ -215,7 +217,9 @@ def _pipeline_table(f: dict) -> Table:
             f"latency p50 / p99 at {f['latency_rate']:,.0f}/s",
             f"{f['latency_p50_s']} s / {f['latency_p99_s']} s",
         ),
+        *_data_wait_rows(f),
         *_batch_time_rows(f.get("latency_batch") or {}),
+        *_checkpoint_rows(f.get("latency_checkpoint_bytes") or []),
     ]
     if "baseline_records_per_s" in f:
         rows += [
@@ -231,6 +235,18 @@ def _pipeline_table(f: dict) -> Table:
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def _data_wait_rows(f: dict) -> list[tuple[str, str]]:
+    """Latency from the later of a pair's records, and how many pairs waited for a later one."""
+    if f.get("latency_after_later_record_p50_s") is None:
+        return []
+    after = f"{f['latency_after_later_record_p50_s']} s / {f['latency_after_later_record_p99_s']} s"
+    waiting = f"{f['latency_pairs_waiting_for_data']:,} of {f['latency_pairs']:,}"
+    return [
+        ("  from the later of its records", after),
+        ("  pairs certain only with a later record", waiting),
+    ]
 
 
 def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
@@ -250,6 +266,15 @@ def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
         state = f"load {batch['state_load_ms']:.0f}, commit {batch['state_commit_ms']:.0f}"
         rows.append(("latency: state store per task, ms", state))
     return rows
+
+
+def _checkpoint_rows(sizes: list[int]) -> list[tuple[str, str]]:
+    """The latency query's checkpoint on disk: the median size in each third of its run."""
+    if not sizes:
+        return []
+    return [
+        ("latency: checkpoint MB, thirds (median)", " / ".join(f"{b / 1e6:.1f}" for b in sizes))
+    ]
 
 
 def _millions(per_second: float) -> str:
