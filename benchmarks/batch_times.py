@@ -24,9 +24,10 @@ _DURATIONS = (
 def batch_time_medians(progress: Sequence[Mapping]) -> dict[str, float]:
     """Median figures over the batches that read records (none: an empty dict).
 
-    records, and milliseconds: batch, planning, offset log, execution (the Spark job and the
-    Kafka transaction), commit log; and per state store (one per shuffle partition, each in a
-    task of its own, side by side): loading its version and committing the next.
+    records, and milliseconds: batch (also its 99th percentile and maximum), planning, offset
+    log, execution (the Spark job and the Kafka transaction), commit log; and per state store
+    (one per shuffle partition, each in a task of its own, side by side): loading its version
+    and committing the next.
     """
     batches = [p for p in progress if p.get("numInputRows")]
     if not batches:
@@ -34,6 +35,9 @@ def batch_time_medians(progress: Sequence[Mapping]) -> dict[str, float]:
     figures = {"records": _median([p["numInputRows"] for p in batches])}
     for name, key in _DURATIONS:
         figures[name] = _median([p["durationMs"].get(key, 0) for p in batches])
+    durations = [p["durationMs"].get("triggerExecution", 0) for p in batches]
+    figures["batch_p99_ms"] = round(float(np.percentile(durations, 99)), 1)
+    figures["batch_max_ms"] = float(max(durations))
     operators = [p["stateOperators"][0] for p in batches if p.get("stateOperators")]
     if operators:
         loads = [(op.get("customMetrics") or {}).get("rocksdbLoadLatencyMs", 0) for op in operators]

@@ -12,6 +12,7 @@ beside it.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,16 @@ def certain_at(records: ScaledRecords, specs: list[JoinSpec], slice_size: int) -
             for left_t, right_t in zip(pairs.left_t.tolist(), pairs.right_t.tolist(), strict=True):
                 found[(routed.thing, routed.spec.left, left_t, right_t)] = start
     return found
+
+
+def largest_burst(certain: dict[PairId, int], window: int) -> int:
+    """The most pairs made certain by the records of one `window` (records sent in a row).
+
+    When a paused series resumes, every record held for it pairs at once: a burst the pipeline
+    has to write in one batch, which shows in the latency's tail.
+    """
+    per_window = Counter(start // window for start in certain.values())
+    return max(per_window.values(), default=0)
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from pyspark.sql import SparkSession
 
 from benchmarks.batch_times import batch_time_medians
 from benchmarks.checkpoint_sizes import CheckpointSizes, thirds
-from benchmarks.pair_latency import certain_at, pair_latencies
+from benchmarks.pair_latency import certain_at, largest_burst, pair_latencies
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -115,13 +115,26 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
         gc.freeze()  # the bench's own millions of objects: not for the writer's collections
         bench = _BenchRun(spark, settings, names, options, Path(tmp), say)
         figures: dict = {}
-        if options.warmup_records:
-            figures |= _warm_up(bench, records.head(options.warmup_records))
-        figures |= _throughput(bench, records, expected)
-        figures |= _latency(bench)
-        if options.baseline:
-            figures |= _baseline(bench, records, expected)
+        try:
+            if options.warmup_records:
+                figures |= _warm_up(bench, records.head(options.warmup_records))
+            figures |= _throughput(bench, records, expected)
+            figures |= _latency(bench)
+            if options.baseline:
+                figures |= _baseline(bench, records, expected)
+        finally:
+            _unload_state_stores(spark)
     return figures
+
+
+def _unload_state_stores(spark: SparkSession) -> None:
+    """Close the stopped queries' state stores now, before their checkpoints are deleted.
+
+    Otherwise Spark's background maintenance closes them later and writes a last RocksDB
+    snapshot into a checkpoint folder the bench has already removed, which leaves it behind.
+    (The next query's state stores start the maintenance again.)
+    """
+    spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
 
 
 def _specs(settings: Settings, records: ScaledRecords) -> list[JoinSpec]:
@@ -233,6 +246,8 @@ def _latency(bench: _BenchRun) -> dict:
     )
     interval = bench.options.trigger_interval_s or bench.settings.join.trigger_interval_s
     options = bench.join_options("latency", trigger_interval_s=interval)
+    # every batch's progress, not Spark's last 100, for the batch figures of the whole run
+    bench.spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", str(count))
     query = start_join_query(bench.spark, bench.settings_of("latency"), options)
     watcher = _PairWatcher(bench.settings, bench.names["latency_out"])
     watcher.start()
@@ -264,6 +279,9 @@ def _latency(bench: _BenchRun) -> dict:
         **_percentiles("latency", pairs.latency),
         **_percentiles("latency_after_later_record", pairs.after_later_record),
         "latency_pairs_waiting_for_data": int(np.count_nonzero(pairs.waited > 0)),
+        "latency_largest_burst": largest_burst(
+            certain, max(1, int(bench.options.latency_rate * interval))
+        ),
         "latency_batch": batch_times,
         "latency_batches": query.lastProgress["batchId"] + 1 if query.lastProgress else 0,
         "latency_checkpoint_bytes": thirds(checkpoint.samples),

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pandas as pd
-from benchmarks.pair_latency import certain_at, pair_latencies
+from benchmarks.pair_latency import certain_at, largest_burst, pair_latencies
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -89,3 +89,12 @@ def test_latency_runs_from_the_record_that_made_the_pair_certain() -> None:
     assert latencies.latency.tolist() == [9.0, 7.0, 7.0]
     assert latencies.after_later_record.tolist() == [9.0, 8.0, 7.0]
     assert latencies.waited.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_the_largest_burst_counts_pairs_made_certain_by_one_window_of_records() -> None:
+    certain = {
+        ("R1", SPEC.left, float(t), float(t)): start for t, start in enumerate([0, 1, 2, 2, 5])
+    }
+    assert largest_burst(certain, window=3) == 4  # records 0-2 made four pairs certain
+    assert largest_burst(certain, window=1) == 2
+    assert largest_burst({}, window=3) == 0

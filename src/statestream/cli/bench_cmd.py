@@ -140,8 +140,9 @@ def bench_pipeline(
     2. Records are produced at --rate records/s while the join runs: latency percentiles from
        the record that made a pair certain being sent to the pair being visible to a
        read_committed consumer (and, beside them, from the later of the pair's own records:
-       a pair may have to wait for a later record, by the spec's meaning), the median batch
-       and what its time is made of, and the checkpoint's size on disk over the run.
+       a pair may have to wait for a later record, by the spec's meaning; and the most pairs
+       made certain at once, when a paused series resumes), the median, 99th-percentile and
+       slowest batch and what a batch's time is made of, and the checkpoint's size on disk.
     3. Spark's stream-stream join (watermarks and a ±--baseline-range time range) on the first
        --baseline-records records of the same input (it is too slow for all of them): its
        records/s and the spec's pairs of those records it misses and adds.
@@ -243,10 +244,14 @@ def _data_wait_rows(f: dict) -> list[tuple[str, str]]:
         return []
     after = f"{f['latency_after_later_record_p50_s']} s / {f['latency_after_later_record_p99_s']} s"
     waiting = f"{f['latency_pairs_waiting_for_data']:,} of {f['latency_pairs']:,}"
-    return [
+    rows = [
         ("  from the later of its records", after),
         ("  pairs certain only with a later record", waiting),
     ]
+    if "latency_largest_burst" in f:
+        burst = f"{f['latency_largest_burst']:,} pairs"
+        rows.append((f"  most pairs certain within {f['latency_trigger_interval_s']} s", burst))
+    return rows
 
 
 def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
@@ -262,6 +267,9 @@ def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
         ("latency: batch (median)", f"{batch['records']:,.0f} records, {batch['batch_ms']:.0f} ms"),
         ("latency: of which, ms", parts),
     ]
+    if "batch_max_ms" in batch:
+        slow = f"{batch['batch_p99_ms']:.0f} ms / {batch['batch_max_ms']:.0f} ms"
+        rows.append(("latency: batch p99 / slowest", slow))
     if "state_commit_ms" in batch:
         state = f"load {batch['state_load_ms']:.0f}, commit {batch['state_commit_ms']:.0f}"
         rows.append(("latency: state store per task, ms", state))
