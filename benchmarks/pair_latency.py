@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks.pipeline_input import ScaledRecords
-from statestream.join import JoinRouter, JoinSpec
+from benchmarks.pipeline_input import ScaledRecords, joined_slices
+from statestream.join import JoinSpec
 
 PairId = tuple[str, str, float, float]  # thing, left quantity, left time, right time
 
@@ -29,14 +29,8 @@ def certain_at(records: ScaledRecords, specs: list[JoinSpec], slice_size: int) -
     The records are joined slice by slice, as the producer sends them (all records of a slice get
     one send time); the spec's determinism makes the pairs those of any other split.
     """
-    router = JoinRouter(specs)
-    times = records.t.astype(np.float64)
     found: dict[PairId, int] = {}
-    for start in range(0, len(records), slice_size):
-        part = slice(start, start + slice_size)
-        steps = router.process(
-            records.things[part], records.quantities[part], times[part], records.v[part]
-        )
+    for start, steps in joined_slices(records, specs, slice_size):
         for routed in steps:
             pairs = routed.step.pairs
             for left_t, right_t in zip(pairs.left_t.tolist(), pairs.right_t.tolist(), strict=True):

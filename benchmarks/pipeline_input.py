@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from confluent_kafka import Producer
 
 from statestream.config import Settings
 from statestream.formats import RecordColumns, json_number, parse_line
-from statestream.join import JoinRouter, JoinSpec
+from statestream.join import JoinRouter, JoinSpec, RoutedStep
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/statestream/data/machine_events.jsonl"
 PAIR_KEY = ["thing", "left_t", "right_t"]
@@ -92,26 +92,32 @@ def scaled_sample(min_records: int, seed: int = 7) -> ScaledRecords:
 
 def expected_pairs(records: ScaledRecords, specs: list[JoinSpec]) -> pd.DataFrame:
     """The spec's pairs of `records` in arrival order, no flush: thing, left_t, right_t."""
-    router = JoinRouter(specs)
-    chunk = 200_000
-    parts = []
-    for start in range(0, len(records), chunk):
-        part = slice(start, start + chunk)
-        steps = router.process(
-            records.things[part],
-            records.quantities[part],
-            records.t[part].astype(np.float64),
-            records.v[part],
+    parts = [
+        pd.DataFrame(
+            {"thing": s.thing, "left_t": s.step.pairs.left_t, "right_t": s.step.pairs.right_t}
         )
-        parts.extend(
-            pd.DataFrame(
-                {"thing": s.thing, "left_t": s.step.pairs.left_t, "right_t": s.step.pairs.right_t}
-            )
-            for s in steps
-            if len(s.step.pairs)
-        )
+        for _, steps in joined_slices(records, specs, 200_000)
+        for s in steps
+        if len(s.step.pairs)
+    ]
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=PAIR_KEY)
     return frame.astype({"left_t": np.int64, "right_t": np.int64})
+
+
+def joined_slices(
+    records: ScaledRecords, specs: list[JoinSpec], size: int
+) -> Iterator[tuple[int, list[RoutedStep]]]:
+    """`records` joined offline `size` at a time, in arrival order: (first record, steps) each."""
+    router = JoinRouter(specs)
+    times = records.t.astype(np.float64)
+    for start in range(0, len(records), size):
+        part = slice(start, start + size)
+        yield (
+            start,
+            router.process(
+                records.things[part], records.quantities[part], times[part], records.v[part]
+            ),
+        )
 
 
 def produce(

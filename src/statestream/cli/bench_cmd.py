@@ -244,14 +244,12 @@ def _data_wait_rows(f: dict) -> list[tuple[str, str]]:
         return []
     after = f"{f['latency_after_later_record_p50_s']} s / {f['latency_after_later_record_p99_s']} s"
     waiting = f"{f['latency_pairs_waiting_for_data']:,} of {f['latency_pairs']:,}"
-    rows = [
+    burst = f"{f['latency_largest_burst']:,} pairs"
+    return [
         ("  from the later of its records", after),
         ("  pairs certain only with a later record", waiting),
+        (f"  most pairs certain within {f['latency_trigger_interval_s']} s", burst),
     ]
-    if "latency_largest_burst" in f:
-        burst = f"{f['latency_largest_burst']:,} pairs"
-        rows.append((f"  most pairs certain within {f['latency_trigger_interval_s']} s", burst))
-    return rows
 
 
 def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
@@ -266,10 +264,11 @@ def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
     rows = [
         ("latency: batch (median)", f"{batch['records']:,.0f} records, {batch['batch_ms']:.0f} ms"),
         ("latency: of which, ms", parts),
+        (
+            "latency: batch p99 / slowest",
+            f"{batch['batch_p99_ms']:.0f} / {batch['batch_max_ms']:.0f} ms",
+        ),
     ]
-    if "batch_max_ms" in batch:
-        slow = f"{batch['batch_p99_ms']:.0f} ms / {batch['batch_max_ms']:.0f} ms"
-        rows.append(("latency: batch p99 / slowest", slow))
     if "state_commit_ms" in batch:
         state = f"load {batch['state_load_ms']:.0f}, commit {batch['state_commit_ms']:.0f}"
         rows.append(("latency: state store per task, ms", state))
