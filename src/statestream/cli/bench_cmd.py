@@ -205,7 +205,7 @@ def _pipeline_table(f: dict) -> Table:
             f"{f.get('warmup_records', 0):,} records, {f.get('warmup_seconds', 0)} s",
         ),
         ("join: records/s", f"{f['records_per_s']:,}"),
-        ("join: records/s after the first batch", f"{f['sustained_records_per_s']:,}"),
+        ("join: records/s after the first batch", _after_first(f["sustained_records_per_s"])),
         ("join: pairs/s", f"{f['pairs_per_s']:,}"),
         ("join: pairs (expected)", f"{f['pairs']:,} ({f['expected_pairs']:,})"),
         (
@@ -236,6 +236,11 @@ def _pipeline_table(f: dict) -> Table:
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def _after_first(records_per_s: int | None) -> str:
+    """Records/s after the first batch; a run of one batch (a small --records) has none."""
+    return f"{records_per_s:,}" if records_per_s is not None else "— (one batch only)"
 
 
 def _data_wait_rows(f: dict) -> list[tuple[str, str]]:

@@ -1,0 +1,67 @@
+"""The table `statestream bench pipeline` prints from its figures."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from statestream.cli.bench_cmd import _pipeline_table
+
+
+def _figures() -> dict:
+    """Figures as the bench writes them for a small run: one throughput batch, no baseline."""
+    return {
+        "records": 20_000,
+        "things": 6,
+        "records_per_s": 4_307,
+        "sustained_records_per_s": None,
+        "pairs_per_s": 2_366,
+        "pairs": 21_785,
+        "expected_pairs": 21_785,
+        "pairs_missed": 0,
+        "pairs_extra": 0,
+        "pairs_duplicated": 0,
+        "batches": 1,
+        "seconds": 9.21,
+        "state_rows": [6],
+        "latency_rate": 10_000.0,
+        "latency_trigger_interval_s": 0.5,
+        "latency_pairs": 985_245,
+        "latency_p50_s": 0.612,
+        "latency_p99_s": 1.293,
+        "latency_after_later_record_p50_s": 0.658,
+        "latency_after_later_record_p99_s": 6.984,
+        "latency_pairs_waiting_for_data": 219_922,
+        "latency_largest_burst": 76_368,
+        "latency_batch": {
+            "records": 5_000.0,
+            "batch_ms": 284.0,
+            "planning_ms": 11.0,
+            "offset_log_ms": 1.0,
+            "execution_ms": 262.5,
+            "commit_log_ms": 2.0,
+            "batch_p99_ms": 730.8,
+            "batch_max_ms": 887.0,
+        },
+        "latency_checkpoint_bytes": [595_489, 3_605_714, 4_177_234],
+    }
+
+
+def _text(figures: dict) -> str:
+    console = Console(width=200, record=True)
+    console.print(_pipeline_table(figures))
+    return console.export_text()
+
+
+def test_a_run_of_one_batch_prints_no_rate_after_the_first_batch() -> None:
+    text = _text(_figures())
+    assert "— (one batch only)" in text
+    assert "most pairs certain within 0.5 s" in text and "76,368 pairs" in text
+    assert "731 / 887 ms" in text
+    assert "0.6 / 3.6 / 4.2" in text
+    assert "windowed join" not in text
+
+
+def test_the_rate_after_the_first_batch_is_printed_when_there_is_one() -> None:
+    text = _text(_figures() | {"sustained_records_per_s": 153_096, "batches": 5})
+    assert "153,096" in text
+    assert "one batch only" not in text
