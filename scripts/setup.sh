@@ -4,7 +4,8 @@
 #   2. the JVM jars, copied by Maven into .deps/jars/<name>  (skipped while each pom is unchanged)
 #   3. mosquitto, influxdb, influxdb-client, chromium and a JDK's javac through apt-get  (skipped
 #      when installed)
-#   4. jvm/local-fs compiled into .deps/jars/local-fs  (skipped while its sources are unchanged)
+#   4. jvm/local-fs and jvm/exactly-once compiled into .deps/jars/<name>  (skipped while their
+#      sources are unchanged)
 #   5. the dashboard's browser libraries: `npm ci` in dashboard-assets/, copied into
 #      src/statestream/dashboard/static/vendor/  (skipped while package-lock.json is unchanged)
 # Services are not started here (`statestream services up` does that, as plain processes), and a
@@ -125,29 +126,49 @@ system_packages() {
   done
 }
 
-# Hadoop's local file system without a shell command per file (jvm/local-fs), compiled against the
-# Hadoop API jar that pyspark ships; Spark's checkpoints on local disk go through it.
-local_fs_jar() {
-  local target=.deps/jars/local-fs sources=(jvm/local-fs/src/io/statestream/fs/*.java) api want
-  api=$(.venv/bin/python -c 'import pathlib, pyspark; print(*(pathlib.Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar"))')
-  [[ -f $api ]] || die "pyspark's hadoop-client-api jar is not in .venv: remove .venv and run make setup again"
-  want=$(cat "${sources[@]}" <(basename "$api") | sha256sum | cut -c1-16)
+# java_jar NAME CLASSPATH WHAT: compiles jvm/NAME/src against CLASSPATH into
+# .deps/jars/NAME/statestream-NAME.jar (skipped while the sources and the class path are unchanged).
+java_jar() {
+  local name=$1 classpath=$2 target=.deps/jars/$1 sources want classes
+  mapfile -t sources < <(find "jvm/$name/src" -name '*.java' | sort)
+  want=$(cat "${sources[@]}" <(echo "$classpath") | sha256sum | cut -c1-16)
   if up_to_date "$target/.src-hash" "$want"; then
     say "jar $target is up to date"
     return
   fi
   command -v javac >/dev/null 2>&1 ||
     die "javac is missing: install a JDK 17 (apt-get install openjdk-17-jdk-headless) and run make setup again"
-  say "compiling jvm/local-fs into $target"
-  local classes
+  say "compiling jvm/$name into $target"
   classes=$(mktemp -d)
-  javac --release 17 -nowarn -cp "$api" -d "$classes" "${sources[@]}" ||
-    die "javac could not compile jvm/local-fs (see above)"
+  javac --release 17 -nowarn -cp "$classpath" -d "$classes" "${sources[@]}" ||
+    die "javac could not compile jvm/$name (see above)"
   mkdir -p "$target"
-  jar cf "$target/statestream-local-fs.jar" -C "$classes" . ||
-    die "jar could not package jvm/local-fs (see above)"
+  jar cf "$target/statestream-$name.jar" -C "$classes" . ||
+    die "jar could not package jvm/$name (see above)"
   rm -rf "$classes"
   echo "$want" >"$target/.src-hash"
+}
+
+pyspark_jars() {
+  .venv/bin/python -c 'import pathlib, pyspark; print(pathlib.Path(pyspark.__file__).parent / "jars")'
+}
+
+# Hadoop's local file system without a shell command per file (jvm/local-fs), compiled against the
+# Hadoop API jar that pyspark ships; Spark's checkpoints on local disk go through it.
+local_fs_jar() {
+  local api
+  api=$(echo "$(pyspark_jars)"/hadoop-client-api-*.jar)
+  [[ -f $api ]] || die "pyspark's hadoop-client-api jar is not in .venv: remove .venv and run make setup again"
+  java_jar local-fs "$api"
+}
+
+# The exactly-once Kafka sink the Spark tasks write through (jvm/exactly-once), compiled against
+# pyspark's jars and the Kafka client the connector brought (.deps/jars/spark-kafka).
+exactly_once_jar() {
+  local kafka
+  kafka=$(echo .deps/jars/spark-kafka/kafka-clients-*.jar)
+  [[ -f $kafka ]] || die "the Kafka client jar is not in .deps/jars/spark-kafka: remove .deps and run make setup again"
+  java_jar exactly-once "$(pyspark_jars)/*:$kafka"
 }
 
 # The charting library of the dashboard comes from npm (versions pinned by package-lock.json) and
@@ -182,5 +203,6 @@ jvm_jars kafka-broker
 jvm_jars spark-kafka
 system_packages
 local_fs_jar
+exactly_once_jar
 dashboard_assets
 say "done"

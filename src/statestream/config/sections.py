@@ -85,9 +85,8 @@ class KafkaSettings(_Section):
 
     def spark_options(self) -> dict[str, str]:
         """Options for Spark's Kafka source and sink (`kafka.`-prefixed Java client options)."""
-        options = {
-            "kafka.bootstrap.servers": self.bootstrap_servers,
-            "kafka.security.protocol": self.security_protocol,
+        return {
+            **self.spark_connection_options(),
             # a micro-batch reads to the end of each partition; the broker's default wait there
             # (500 ms for more data) would be added to every batch
             "kafka.fetch.max.wait.ms": str(self.source_fetch_wait_ms),
@@ -96,6 +95,13 @@ class KafkaSettings(_Section):
             # the time a micro-batch spent reading Kafka
             "kafka.max.poll.records": str(self.source_max_poll_records),
             "kafka.max.partition.fetch.bytes": str(self.source_max_partition_fetch_bytes),
+        }
+
+    def spark_connection_options(self) -> dict[str, str]:
+        """Where the brokers are and how to log in, as `kafka.`-prefixed Java client options."""
+        options = {
+            "kafka.bootstrap.servers": self.bootstrap_servers,
+            "kafka.security.protocol": self.security_protocol,
         }
         if self.sasl_mechanism:
             options["kafka.sasl.mechanism"] = self.sasl_mechanism
@@ -185,7 +191,9 @@ class InfluxSinkSettings(_Section):
 class SparkSettings(_Section):
     """How Spark runs: master, checkpoints, parallelism, extra configuration."""
 
-    master: str = "local[*]"
+    # local[cores, attempts]: a failed task is tried again, up to 4 times, as on a cluster
+    # (spark.task.maxFailures); a plain local[*] fails the query at a task's first failure
+    master: str = "local[*,4]"
     app_name: str = "statestream"
     checkpoint_root: Path | None = Field(None, description="default: <data_dir>/checkpoints")
     shuffle_partitions: int = Field(

@@ -1,13 +1,13 @@
 """`statestream run join`: the complement join as a Spark Structured Streaming query.
 
 machine.data (Kafka) → group by a bucket of things → `ComplementJoinProcessor` (decodes)
-(transformWithStateInPandas, RocksDB state) → each micro-batch written to machine.out, the late
-and the dead-letter topics in one Kafka transaction (`TransactionalKafkaWriter`), exactly once.
+(transformWithStateInPandas, RocksDB state) → machine.out, the late and the dead-letter topics,
+written by the tasks, each partition of a micro-batch in one Kafka transaction of its own
+(`jobs.kafka_output`), exactly once.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +18,13 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
-from statestream.jobs.kafka_output import exactly_once_batches, packed_count
+from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.status import batch_figures
 from statestream.join import SpecTemplate
 
 QUERY_NAME = "join"
 METRICS_NAME = "join_metrics"
-log = logging.getLogger("statestream.join")
 
 
 @dataclass(frozen=True)
@@ -44,6 +43,7 @@ class JoinJobOptions:
     templates: Sequence[SpecTemplate] | None = None
     trigger_interval_s: float | None = None
     pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
+    fail_once_file: Path | None = None  # fault injection for tests: a task fails once mid-write
 
 
 def spec_templates(settings: Settings) -> list[SpecTemplate]:
@@ -103,23 +103,17 @@ def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> 
 def start_join_query(
     spark: SparkSession, settings: Settings, options: JoinJobOptions
 ) -> StreamingQuery:
-    """Start the join query; each micro-batch goes to Kafka in one transaction."""
-    checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
-    write_batch = exactly_once_batches(
-        settings, options.query_name, checkpoint, log, options.pause_after_commit_s
+    """Start the join query; its tasks write each micro-batch to Kafka, exactly once."""
+    run = QueryRun(
+        name=options.query_name,
+        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
+        interval_s=options.trigger_interval_s or settings.join.trigger_interval_s,
+        available_now=options.available_now,
+        pause_after_commit_s=options.pause_after_commit_s,
+        fail_once_file=options.fail_once_file,
     )
-    stream = (
-        joined(spark, settings, options)
-        .writeStream.queryName(options.query_name)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(write_batch)
-    )
-    if options.available_now:
-        stream = stream.trigger(availableNow=True)
-    else:
-        interval = options.trigger_interval_s or settings.join.trigger_interval_s
-        stream = stream.trigger(processingTime=f"{interval} seconds")
-    return stream.start()
+    frame = joined(spark, settings, options)
+    return start_query(frame.writeStream, settings, run, exactly_once=True)
 
 
 def batch_metrics(progress: dict) -> dict[str, float | int | None]:

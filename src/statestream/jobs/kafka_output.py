@@ -1,56 +1,85 @@
-"""foreachBatch for stateful queries whose rows name their Kafka topic: exactly once to Kafka.
+"""Exactly-once Kafka output from the tasks, and the one way statestream starts a query.
 
-A query's output rows are packed (`jobs.output_rows`): (kind, topic, count, keys, values, …),
-each holding `count` records of one topic; rows with an empty topic carry only figures for the
-metrics and are not written. Each micro-batch goes out in one Kafka transaction
-(`TransactionalKafkaWriter`); a batch Spark replays after a crash is recognised and skipped.
+A stateful query's output rows are packed (`jobs.output_rows`): (kind, topic, count, keys,
+values, …), each holding `count` records of one topic; rows with an empty topic carry only
+figures for the metrics. They go to `jvm/exactly-once` (`io.statestream.kafka`), a Spark sink
+whose tasks write their own partition's records in a Kafka transaction per (query lineage,
+partition), with a commit marker on the commits topic in the same transaction. The driver
+plans and commits; it receives a few numbers per task, never records. Why this is exactly
+once: README, "Exactly once".
+
+    query = start_query(
+        frame.writeStream, settings, QueryRun("join", checkpoint, interval_s=0.5),
+        exactly_once=True,
+    )
 """
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from statestream.config import Settings
-from statestream.jobs.output_rows import records
-from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter, checkpoint_query_id
+from statestream.sinks.kafka_exactly_once import ensure_commits_topic
 
-BatchFunction = Callable[[DataFrame, int], None]
+SINK_FORMAT = "io.statestream.kafka.ExactlyOnceKafkaSink"
 
 
-def exactly_once_batches(
-    settings: Settings,
-    query_name: str,
-    checkpoint: Path,
-    log: logging.Logger,
-    pause_after_commit_s: float = 0.0,
-) -> BatchFunction:
-    """The foreachBatch function of query `query_name` with checkpoint `checkpoint`.
+@dataclass(frozen=True)
+class QueryRun:
+    """How one run of a streaming query is named, checkpointed and triggered.
 
-    `pause_after_commit_s` (crash tests only) prints "committed batch N to Kafka" after each
-    commit and waits, so a test can kill the job between Kafka's commit and Spark's.
+    `pause_after_commit_s` and `fail_once_file` are fault injection for tests: the first prints
+    "committed batch N to Kafka" once a batch's transactions are committed and waits (a window
+    to kill the job between Kafka's commit and Spark's); the second makes the first task to
+    create that file fail inside its open transaction (Spark retries the task).
     """
-    writers: list[TransactionalKafkaWriter] = []
 
-    def write_batch(batch: DataFrame, batch_id: int) -> None:
-        if not writers:  # Spark has written the checkpoint's metadata by the first batch
-            lineage = f"{query_name}.{checkpoint_query_id(checkpoint)}"
-            writers.append(TransactionalKafkaWriter(settings, lineage))
-        table = batch.select("topic", "keys", "values").toArrow()  # one action per batch
-        rows = zip(*(table.column(name).to_pylist() for name in table.column_names), strict=True)
-        batch_records = (record for row in rows if row[0] for record in records(*row))
-        if not writers[0].write_batch(batch_id, batch_records):
-            log.warning("batch %d of %s was committed before; skipped", batch_id, query_name)
-        elif pause_after_commit_s:
-            print(f"committed batch {batch_id} to Kafka", flush=True)
-            time.sleep(pause_after_commit_s)
+    name: str
+    checkpoint: Path
+    interval_s: float
+    available_now: bool = False
+    pause_after_commit_s: float = 0.0
+    fail_once_file: Path | None = None
 
-    return write_batch
+
+def start_query(
+    stream: DataStreamWriter, settings: Settings, run: QueryRun, *, exactly_once: bool
+) -> StreamingQuery:
+    """Start `stream` as query `run.name`, to the exactly-once Kafka sink if `exactly_once`.
+
+    Without it, `stream` must already name its sink (e.g. `foreachBatch`).
+    """
+    stream = stream.queryName(run.name).option("checkpointLocation", str(run.checkpoint))
+    if exactly_once:
+        stream = exactly_once_sink(stream, settings, run)
+    if run.available_now:
+        stream = stream.trigger(availableNow=True)
+    else:
+        stream = stream.trigger(processingTime=f"{run.interval_s} seconds")
+    return stream.start()
+
+
+def exactly_once_sink(
+    stream: DataStreamWriter, settings: Settings, run: QueryRun
+) -> DataStreamWriter:
+    """`stream` to the exactly-once Kafka sink (the commits topic is created if missing)."""
+    ensure_commits_topic(settings, settings.topics.commits)
+    stream = (
+        stream.format(SINK_FORMAT)
+        .options(**settings.kafka.spark_connection_options())
+        .option("query", run.name)
+        .option("commits.topic", settings.topics.commits)
+    )
+    if run.pause_after_commit_s:
+        stream = stream.option("pause.after.commit.ms", str(round(run.pause_after_commit_s * 1000)))
+    if run.fail_once_file is not None:
+        stream = stream.option("fault.fail.once.file", str(run.fail_once_file))
+    return stream
 
 
 def packed_count(condition: Column) -> Column:

@@ -77,7 +77,7 @@ def spark_options(
     log4j = resources.files("statestream.jobs") / "log4j2.properties"
     return {
         "spark.app.name": app_name or spark.app_name,
-        "spark.jars": ",".join(str(jar) for jar in connector_jars(settings)),
+        "spark.jars": ",".join(str(jar) for jar in statestream_jars(settings)),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         # commit writes the changed keys instead of a snapshot: shorter batches, lower latency
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
@@ -120,6 +120,12 @@ def local_file_system_options(settings: Settings) -> dict[str, str]:
     return {} if options.keys() & settings.spark.extra_conf.keys() else options
 
 
+def statestream_jars(settings: Settings) -> list[Path]:
+    """Spark's Kafka connector and statestream's exactly-once Kafka sink (`jvm/exactly-once`)."""
+    sink = jar_dir(settings.paths.jars_dir, "exactly-once", "statestream-exactly-once")
+    return [*connector_jars(settings), *sink.glob("statestream-exactly-once.jar")]
+
+
 def connector_jars(settings: Settings) -> list[Path]:
     """Spark's Kafka connector jars, without those Spark ships itself (to avoid two versions)."""
     folder = jar_dir(settings.paths.jars_dir, "spark-kafka", "spark-sql-kafka-")
@@ -146,14 +152,17 @@ def _left_to_us_by_spark_submit(options: dict[str, str]) -> dict[str, str]:
     """The options spark-submit has not set (it passes its own as JVM system properties).
 
     The driver JVM is already running, so jars can no longer be added: without the Kafka
-    connector on spark-submit's command line, say how to put it there.
+    connector or statestream's exactly-once sink on spark-submit's command line, say how to put
+    them there.
     """
     SparkContext._ensure_initialized()  # connects to the JVM spark-submit started
     submitted = SparkConf()
     deployed = submitted.get("spark.jars", "") + submitted.get("spark.jars.packages", "")
-    if "spark-sql-kafka" not in deployed:
+    needed = ("spark-sql-kafka", "statestream-exactly-once")
+    missing = [jar for jar in needed if jar not in deployed]
+    if missing:
         raise EnvironmentProblem(
-            "spark-submit was started without Spark's Kafka connector: add "
+            f"spark-submit was started without {' and '.join(missing)}: add "
             f"--jars {options['spark.jars']}"
         )
     return {

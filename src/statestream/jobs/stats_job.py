@@ -1,9 +1,10 @@
 """`statestream run stats`: operation statistics of the joined power series on Spark.
 
 machine.out (Kafka, read_committed) → parse → group by a bucket of things →
-`PowerStatisticsProcessor` (transformWithStateInPandas, window state in RocksDB) → each
-micro-batch's window results, alerts, late and malformed records written to their topics in one
-Kafka transaction (`TransactionalKafkaWriter`), exactly once.
+`PowerStatisticsProcessor` (transformWithStateInPandas, window state in RocksDB) → window
+results, alerts, late and malformed records, written to their topics by the tasks, each
+partition of a micro-batch in one Kafka transaction of its own (`jobs.kafka_output`), exactly
+once.
 
 Event time is judged per power series (thing, component), not by Spark's query-wide watermark:
 machines run on their own clocks (the sample's three machines are days apart), and one query-wide
@@ -14,7 +15,6 @@ on the series' arrival order, never on how Spark cuts it into micro-batches.
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.jobs.kafka_output import exactly_once_batches, packed_count
+from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
 from statestream.jobs.status import batch_figures
@@ -33,7 +33,6 @@ from statestream.stats import StatsSpec
 QUERY_NAME = "stats"
 METRICS_NAME = "stats_metrics"
 WINDOWS_FILE = "statestream-windows.json"
-log = logging.getLogger("statestream.stats")
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,7 @@ class StatsJobOptions:
     query_name: str = QUERY_NAME
     spec: StatsSpec | None = None
     pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
+    fail_once_file: Path | None = None  # fault injection for tests: a task fails once mid-write
 
 
 def stats_spec(settings: Settings) -> StatsSpec:
@@ -112,24 +112,18 @@ def statistics(spark: SparkSession, settings: Settings, options: StatsJobOptions
 def start_stats_query(
     spark: SparkSession, settings: Settings, options: StatsJobOptions
 ) -> StreamingQuery:
-    """Start the statistics query; each micro-batch goes to Kafka in one transaction."""
-    checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
-    check_checkpoint_windows(Path(checkpoint), options.spec or stats_spec(settings))
-    stream = (
-        statistics(spark, settings, options)
-        .writeStream.queryName(options.query_name)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(
-            exactly_once_batches(
-                settings, options.query_name, checkpoint, log, options.pause_after_commit_s
-            )
-        )
+    """Start the statistics query; its tasks write each micro-batch to Kafka, exactly once."""
+    run = QueryRun(
+        name=options.query_name,
+        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
+        interval_s=settings.stats.trigger_interval_s,
+        available_now=options.available_now,
+        pause_after_commit_s=options.pause_after_commit_s,
+        fail_once_file=options.fail_once_file,
     )
-    if options.available_now:
-        stream = stream.trigger(availableNow=True)
-    else:
-        stream = stream.trigger(processingTime=f"{settings.stats.trigger_interval_s} seconds")
-    return stream.start()
+    check_checkpoint_windows(run.checkpoint, options.spec or stats_spec(settings))
+    frame = statistics(spark, settings, options)
+    return start_query(frame.writeStream, settings, run, exactly_once=True)
 
 
 def check_checkpoint_windows(checkpoint: Path, spec: StatsSpec) -> None:

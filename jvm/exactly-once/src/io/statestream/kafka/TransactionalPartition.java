@@ -1,0 +1,193 @@
+package io.statestream.kafka;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transactional producer of one partition of one query lineage, kept in its JVM across
+ * batches: {@code initTransactions} and the marker read happen when the producer is new, not per
+ * batch. A stateful task runs where its partition's state is loaded, so the producer stays put.
+ */
+final class TransactionalPartition {
+  private static final Logger LOG = LoggerFactory.getLogger("statestream.kafka");
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Map<String, TransactionalPartition> OPEN = new ConcurrentHashMap<>();
+  private static final long IDLE_NS = Duration.ofMinutes(10).toNanos();
+
+  private final SinkOptions options;
+  private final int partition;
+  private final String id;
+  private KafkaProducer<byte[], byte[]> producer;
+  private long lastCommitted = -1;
+  private volatile long lastUsed = System.nanoTime();
+
+  private TransactionalPartition(SinkOptions options, int partition) {
+    this.options = options;
+    this.partition = partition;
+    this.id = options.partitionKey(partition);
+  }
+
+  static TransactionalPartition of(SinkOptions options, int partition) {
+    closeIdle();
+    return OPEN.computeIfAbsent(
+        options.partitionKey(partition), key -> new TransactionalPartition(options, partition));
+  }
+
+  /** Write batch `batchId`'s records and marker in one transaction, unless it was committed. */
+  synchronized PartitionWritten write(long batchId, List<InternalRow> rows) throws WriteFailed {
+    lastUsed = System.nanoTime();
+    boolean cached = producer != null;
+    try {
+      if (!cached) {
+        start();
+      }
+      if (batchId <= lastCommitted) {
+        LOG.warn("batch {} of {} was committed before; skipped", batchId, id);
+        return new PartitionWritten(partition, 0, true);
+      }
+      return new PartitionWritten(partition, send(batchId, rows), false);
+    } catch (ProducerFencedException | InvalidProducerEpochException e) {
+      discard();
+      if (cached) { // another attempt or executor took the id over since: start afresh once
+        return write(batchId, rows);
+      }
+      throw failed(batchId, e);
+    } catch (KafkaException | IOException e) {
+      abortOrDiscard();
+      throw failed(batchId, e);
+    }
+  }
+
+  private void start() throws IOException {
+    Map<String, Object> config = new HashMap<>(options.kafka());
+    config.put("transactional.id", id);
+    config.put("enable.idempotence", "true");
+    config.put("acks", "all");
+    config.put("linger.ms", "5");
+    config.put("batch.size", String.valueOf(1 << 20));
+    config.put("buffer.memory", String.valueOf(64L << 20));
+    config.put("compression.type", "lz4");
+    config.put("max.block.ms", "30000");
+    config.put("partitioner.class", Crc32Partitioner.class.getName());
+    producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+    producer.initTransactions(); // fences every earlier attempt; the broker aborts its transaction
+    lastCommitted = CommitMarkers.lastCommitted(options, partition);
+  }
+
+  private long send(long batchId, List<InternalRow> rows) throws IOException {
+    producer.beginTransaction();
+    long sent = 0;
+    for (InternalRow row : rows) {
+      String topic = row.getUTF8String(options.topicColumn()).toString();
+      byte[] values = row.getBinary(options.valuesColumn());
+      int position = 0;
+      for (JsonNode run : JSON.readTree(row.getUTF8String(options.keysColumn()).toString())) {
+        byte[] key = run.get(0).isNull() ? null : run.get(0).asText().getBytes(StandardCharsets.UTF_8);
+        for (long i = run.get(1).asLong(); i > 0; i--) {
+          int end = lineEnd(values, position);
+          byte[] value = java.util.Arrays.copyOfRange(values, position, end);
+          producer.send(new ProducerRecord<>(topic, key, value));
+          position = end + 1;
+          sent++;
+        }
+      }
+      failOnceIfAsked(batchId);
+    }
+    byte[] marker = CommitMarkers.marker(options, partition, batchId);
+    producer.send(
+        new ProducerRecord<>(options.commitsTopic(), id.getBytes(StandardCharsets.UTF_8), marker));
+    producer.commitTransaction();
+    lastCommitted = batchId;
+    return sent;
+  }
+
+  private static int lineEnd(byte[] values, int from) {
+    for (int i = from; i < values.length; i++) {
+      if (values[i] == '\n') {
+        return i;
+      }
+    }
+    return values.length;
+  }
+
+  /**
+   * Fault injection for tests: the first writer to create the file fails inside its open
+   * transaction, as a task that dies mid-write (the transaction is left open, not aborted).
+   */
+  private void failOnceIfAsked(long batchId) throws IOException {
+    if (options.failOnceFile().isEmpty()) {
+      return;
+    }
+    try {
+      Files.createFile(Path.of(options.failOnceFile()));
+    } catch (java.nio.file.FileAlreadyExistsException e) {
+      return;
+    }
+    producer.flush(); // the records are on the broker, inside the open transaction
+    producer = null; // left open, as by a task that died: the retry's initTransactions aborts it
+    throw new IOException("fault injection: failed inside the transaction of batch " + batchId);
+  }
+
+  private WriteFailed failed(long batchId, Exception cause) {
+    String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    return new WriteFailed(
+        "Kafka transaction of batch "
+            + batchId
+            + ", partition "
+            + partition
+            + " of query "
+            + options.lineage()
+            + " failed: "
+            + reason,
+        cause);
+  }
+
+  private void abortOrDiscard() {
+    if (producer == null) {
+      return;
+    }
+    try {
+      producer.abortTransaction();
+    } catch (KafkaException e) { // fenced or fatal: the next write starts a new producer
+      discard();
+    }
+  }
+
+  private void discard() {
+    if (producer != null) {
+      producer.close(Duration.ZERO);
+      producer = null;
+    }
+  }
+
+  private static void closeIdle() {
+    long now = System.nanoTime();
+    OPEN.values().removeIf(open -> now - open.lastUsed > IDLE_NS && open.closeIfIdle(now));
+  }
+
+  private synchronized boolean closeIfIdle(long now) {
+    if (now - lastUsed <= IDLE_NS) {
+      return false;
+    }
+    discard();
+    return true;
+  }
+}
