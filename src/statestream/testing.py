@@ -172,13 +172,27 @@ def count_verdicts(verdicts: Iterable[int]) -> dict[str, int]:
 
 def read_committed(settings: Settings, topic: str, timeout_s: float = 60.0) -> list[bytes]:
     """Every value a `read_committed` consumer finds on `topic`, from the start to its end."""
+    return [value for _, _, value in read_records(settings, topic, timeout_s=timeout_s)]
+
+
+def read_records(
+    settings: Settings,
+    topic: str,
+    *,
+    isolation: str = "read_committed",
+    timeout_s: float = 60.0,
+) -> list[tuple[int, bytes | None, bytes]]:
+    """Every record (partition, key, value) on `topic`, from the start to its end.
+
+    `isolation="read_uncommitted"` also returns the records of open and aborted transactions.
+    """
     from confluent_kafka import Consumer, KafkaError
 
     consumer = Consumer(
         {
             **settings.kafka.client_config(),
             "group.id": f"reader-{topic}-{time.monotonic_ns()}",
-            "isolation.level": "read_committed",
+            "isolation.level": isolation,
             "auto.offset.reset": "earliest",
             "enable.partition.eof": True,
         }
@@ -186,7 +200,7 @@ def read_committed(settings: Settings, topic: str, timeout_s: float = 60.0) -> l
     try:
         partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
         consumer.subscribe([topic])
-        values: list[bytes] = []
+        records: list[tuple[int, bytes | None, bytes]] = []
         at_end: set[int] = set()
         deadline = time.monotonic() + timeout_s
         while len(at_end) < partitions:
@@ -195,11 +209,11 @@ def read_committed(settings: Settings, topic: str, timeout_s: float = 60.0) -> l
             for message in consumer.consume(10_000, timeout=0.5):
                 error = message.error()
                 if error is None:
-                    values.append(message.value())
+                    records.append((message.partition(), message.key(), message.value()))
                 elif error.code() == KafkaError._PARTITION_EOF:
                     at_end.add(message.partition())
                 else:
                     raise RuntimeError(f"reading {topic}: {error.str()}")
-        return values
+        return records
     finally:
         consumer.close()

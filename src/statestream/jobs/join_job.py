@@ -18,7 +18,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
-from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
+from statestream.jobs.kafka_output import QueryRun, TaskFault, packed_count, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.status import batch_figures
 from statestream.join import SpecTemplate
@@ -43,7 +43,7 @@ class JoinJobOptions:
     templates: Sequence[SpecTemplate] | None = None
     trigger_interval_s: float | None = None
     pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
-    fail_once_file: Path | None = None  # fault injection for tests: a task fails once mid-write
+    task_fault: TaskFault | None = None  # fault injection for tests: a task fails once
 
 
 def spec_templates(settings: Settings) -> list[SpecTemplate]:
@@ -110,7 +110,7 @@ def start_join_query(
         interval_s=options.trigger_interval_s or settings.join.trigger_interval_s,
         available_now=options.available_now,
         pause_after_commit_s=options.pause_after_commit_s,
-        fail_once_file=options.fail_once_file,
+        task_fault=options.task_fault,
     )
     frame = joined(spark, settings, options)
     return start_query(frame.writeStream, settings, run, exactly_once=True)

@@ -33,10 +33,10 @@ SINK_FORMAT = "io.statestream.kafka.ExactlyOnceKafkaSink"
 class QueryRun:
     """How one run of a streaming query is named, checkpointed and triggered.
 
-    `pause_after_commit_s` and `fail_once_file` are fault injection for tests: the first prints
+    `pause_after_commit_s` and `task_fault` are fault injection for tests: the first prints
     "committed batch N to Kafka" once a batch's transactions are committed and waits (a window
-    to kill the job between Kafka's commit and Spark's); the second makes the first task to
-    create that file fail inside its open transaction (Spark retries the task).
+    to kill the job between Kafka's commit and Spark's); the second makes one task fail once
+    (`TaskFault`), and Spark retries it.
     """
 
     name: str
@@ -44,7 +44,16 @@ class QueryRun:
     interval_s: float
     available_now: bool = False
     pause_after_commit_s: float = 0.0
-    fail_once_file: Path | None = None
+    task_fault: TaskFault | None = None
+
+
+@dataclass(frozen=True)
+class TaskFault:
+    """Fault injection for tests: the first task to create `file` fails, inside its open Kafka
+    transaction, or just after committing it when `after_commit`."""
+
+    file: Path
+    after_commit: bool = False
 
 
 def start_query(
@@ -77,8 +86,9 @@ def exactly_once_sink(
     )
     if run.pause_after_commit_s:
         stream = stream.option("pause.after.commit.ms", str(round(run.pause_after_commit_s * 1000)))
-    if run.fail_once_file is not None:
-        stream = stream.option("fault.fail.once.file", str(run.fail_once_file))
+    if run.task_fault is not None:
+        stream = stream.option("fault.fail.once.file", str(run.task_fault.file))
+        stream = stream.option("fault.after.commit", str(run.task_fault.after_commit).lower())
     return stream
 
 

@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
+from statestream.jobs.kafka_output import QueryRun, TaskFault, packed_count, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
 from statestream.jobs.status import batch_figures
@@ -50,7 +50,7 @@ class StatsJobOptions:
     query_name: str = QUERY_NAME
     spec: StatsSpec | None = None
     pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
-    fail_once_file: Path | None = None  # fault injection for tests: a task fails once mid-write
+    task_fault: TaskFault | None = None  # fault injection for tests: a task fails once
 
 
 def stats_spec(settings: Settings) -> StatsSpec:
@@ -119,7 +119,7 @@ def start_stats_query(
         interval_s=settings.stats.trigger_interval_s,
         available_now=options.available_now,
         pause_after_commit_s=options.pause_after_commit_s,
-        fail_once_file=options.fail_once_file,
+        task_fault=options.task_fault,
     )
     check_checkpoint_windows(run.checkpoint, options.spec or stats_spec(settings))
     frame = statistics(spark, settings, options)

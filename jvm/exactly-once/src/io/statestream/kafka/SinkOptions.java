@@ -16,7 +16,8 @@ record SinkOptions(
     int keysColumn,
     int valuesColumn,
     long pauseAfterCommitMs,
-    String failOnceFile)
+    String failOnceFile,
+    boolean faultAfterCommit)
     implements Serializable {
 
   static SinkOptions of(CaseInsensitiveStringMap options, String queryId, StructType schema) {
@@ -38,7 +39,8 @@ record SinkOptions(
         column(schema, "keys"),
         column(schema, "values"),
         options.getLong("pause.after.commit.ms", 0L),
-        options.getOrDefault("fault.fail.once.file", ""));
+        options.getOrDefault("fault.fail.once.file", ""),
+        options.getBoolean("fault.after.commit", false));
   }
 
   /** One checkpoint's output: batch ids start at 0 again with a new checkpoint (a new id). */

@@ -109,13 +109,18 @@ final class TransactionalPartition {
           sent++;
         }
       }
-      failOnceIfAsked(batchId);
+      if (!options.faultAfterCommit()) {
+        failOnceIfAsked(batchId);
+      }
     }
     byte[] marker = CommitMarkers.marker(options, partition, batchId);
     producer.send(
         new ProducerRecord<>(options.commitsTopic(), id.getBytes(StandardCharsets.UTF_8), marker));
     producer.commitTransaction();
     lastCommitted = batchId;
+    if (options.faultAfterCommit()) {
+      failOnceIfAsked(batchId);
+    }
     return sent;
   }
 
@@ -129,8 +134,9 @@ final class TransactionalPartition {
   }
 
   /**
-   * Fault injection for tests: the first writer to create the file fails inside its open
-   * transaction, as a task that dies mid-write (the transaction is left open, not aborted).
+   * Fault injection for tests: the first writer to create the file fails, as a task that dies
+   * inside its open transaction (left open, not aborted) or, with fault.after.commit, just after
+   * its commit (its producer is dropped, so the retry must find the marker to skip the batch).
    */
   private void failOnceIfAsked(long batchId) throws IOException {
     if (options.failOnceFile().isEmpty()) {
@@ -143,7 +149,7 @@ final class TransactionalPartition {
     }
     producer.flush(); // the records are on the broker, inside the open transaction
     producer = null; // left open, as by a task that died: the retry's initTransactions aborts it
-    throw new IOException("fault injection: failed inside the transaction of batch " + batchId);
+    throw new IOException("fault injection: a task of batch " + batchId + " failed");
   }
 
   private WriteFailed failed(long batchId, Exception cause) {
