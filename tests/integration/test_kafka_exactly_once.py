@@ -1,90 +1,86 @@
-"""The transactional writer on the real broker: replays skipped, crashes lose and repeat nothing."""
+"""The exactly-once Kafka sink on the real broker: its markers, and the errors a user sees."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import textwrap
+import contextlib
+from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from pyspark.errors import StreamingQueryException
 
+from statestream.cli._queries import failure_reason
 from statestream.config import Settings
-from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter
-from tests.support import read_committed
+from statestream.jobs.join_job import JoinJobOptions, joined, start_join_query
+from statestream.jobs.kafka_output import QueryRun, exactly_once_sink
+from statestream.sinks import commit_markers
+from statestream.testing import read_records
+from tests.integration.test_join_job import _narrow_lines, _produce, _topic_settings
 
 pytestmark = pytest.mark.integration
 
 
-def _topic(settings: Settings, name: str) -> str:
-    admin = AdminClient(settings.kafka.client_config())
-    admin.create_topics([NewTopic(name, num_partitions=2, replication_factor=1)])[name].result()
-    return name
-
-
-def _batch(batch_id: int, topic: str, n: int = 50) -> list[tuple[str, bytes, bytes]]:
-    return [(topic, f"k{i % 7}".encode(), f"{batch_id}:{i}".encode()) for i in range(n)]
-
-
-def test_replayed_batches_are_skipped(local_services: Settings, unique_name: str) -> None:
-    topic = _topic(local_services, unique_name)
-    writer = TransactionalKafkaWriter(local_services, unique_name)
-    assert writer.last_committed_batch() == -1
-    assert writer.write_batch(0, _batch(0, topic))
-    assert writer.write_batch(1, _batch(1, topic))
-    assert not writer.write_batch(1, _batch(1, topic))  # Spark replays batch 1
-    writer.close()
-    restarted = TransactionalKafkaWriter(local_services, unique_name)
-    assert restarted.last_committed_batch() == 1
-    assert not restarted.write_batch(1, _batch(1, topic))
-    assert restarted.write_batch(2, _batch(2, topic))
-    restarted.close()
-    got = sorted(read_committed(local_services, topic))
-    assert got == sorted(v for b in range(3) for _, _, v in _batch(b, topic))
-
-
-CRASHING_WRITER = textwrap.dedent(
-    """
-    import sys, time
-    from statestream.config import ensure_local_secrets, load_settings
-    from statestream.sinks import kafka_exactly_once as k
-
-    settings = ensure_local_secrets(load_settings())
-    writer = k.TransactionalKafkaWriter(settings, sys.argv[1])
-    writer.last_committed_batch()
-    producer = writer._producer
-    producer.begin_transaction()
-    for i in range(50):
-        producer.produce(sys.argv[2], value=f"3:{i}".encode())
-    producer.flush(30)  # on the broker, inside the open transaction
-    print("in transaction", flush=True)
-    time.sleep(600)
-    """
-)
-
-
-def test_a_crash_inside_a_transaction_loses_and_repeats_nothing(
-    local_services: Settings, unique_name: str
+def test_each_partition_commits_its_own_marker(
+    spark, local_services: Settings, unique_name: str, tmp_path: Path
 ) -> None:
-    topic = _topic(local_services, unique_name)
-    writer = TransactionalKafkaWriter(local_services, unique_name)
-    writer.write_batch(2, _batch(2, topic))
-    writer.close()
-    crashing = subprocess.Popen(
-        [sys.executable, "-c", CRASHING_WRITER, unique_name, topic],
-        stdout=subprocess.PIPE,
-        text=True,
+    settings = _topic_settings(local_services, unique_name, 3)
+    _produce(settings, _narrow_lines("time"))  # the three machines of the sample
+    options = JoinJobOptions(
+        available_now=True,
+        query_name=unique_name,
+        checkpoint=tmp_path / "checkpoint",
+        max_offsets_per_trigger=3000,
     )
-    try:
-        assert crashing.stdout is not None
-        assert crashing.stdout.readline().strip() == "in transaction"
-    finally:
-        crashing.send_signal(signal.SIGKILL)
-        crashing.wait()
-    restarted = TransactionalKafkaWriter(local_services, unique_name)
-    assert restarted.last_committed_batch() == 2
-    assert restarted.write_batch(3, _batch(3, topic))
-    restarted.close()
-    got = sorted(read_committed(local_services, topic))
-    assert got == sorted(v for b in (2, 3) for _, _, v in _batch(b, topic))
+    query = start_join_query(spark, settings, options)
+    query.awaitTermination()
+    last_batch = query.lastProgress["batchId"]
+    markers = commit_markers(settings, unique_name)
+    assert set(markers) == {0, 1}  # the tests' two shuffle partitions, both with output
+    assert max(markers.values()) <= last_batch
+    assert all(batch >= 0 for batch in markers.values())
+
+
+def _failed_join(spark, settings: Settings, name: str, checkpoint: Path, **client) -> str:
+    """Run the join with extra Kafka client options for its writers; its failure, one line."""
+    run = QueryRun(name, checkpoint, interval_s=0.5, available_now=True)
+    stream = (
+        joined(spark, settings, JoinJobOptions())
+        .writeStream.queryName(name)
+        .option("checkpointLocation", str(checkpoint))
+    )
+    stream = exactly_once_sink(stream, settings, run)
+    for key, value in client.items():
+        stream = stream.option(f"kafka.{key}", value)
+    query = stream.trigger(availableNow=True).start()
+    with contextlib.suppress(StreamingQueryException):
+        query.awaitTermination(300)
+    failure = query.exception()
+    assert failure is not None, "the query should have failed"
+    return failure_reason(str(failure))
+
+
+def test_a_broker_that_refuses_the_transaction_fails_the_batch_with_one_clear_line(
+    spark, local_services: Settings, unique_name: str, tmp_path: Path
+) -> None:
+    settings = _topic_settings(local_services, unique_name, 2)
+    _produce(settings, _narrow_lines("time", 200))
+    reason = _failed_join(
+        spark, settings, unique_name, tmp_path, **{"transaction.timeout.ms": "2000000000"}
+    )
+    assert "\n" not in reason
+    assert f"of query {unique_name}." in reason and "partition " in reason
+    assert "transaction timeout" in reason.lower()
+    uncommitted = read_records(settings, settings.topics.machine_out, isolation="read_uncommitted")
+    assert uncommitted == []  # nothing half-written
+
+
+def test_a_topic_kafka_refuses_fails_the_batch_with_one_clear_line(
+    spark, local_services: Settings, unique_name: str, tmp_path: Path
+) -> None:
+    settings = _topic_settings(local_services, unique_name, 2)
+    _produce(settings, _narrow_lines("time", 200))
+    topics = settings.topics.model_copy(update={"machine_out": "no such topic!"})
+    settings = settings.model_copy(update={"topics": topics})
+    reason = _failed_join(spark, settings, unique_name, tmp_path)
+    assert "\n" not in reason
+    assert f"of query {unique_name}." in reason and "partition " in reason
+    assert "no such topic!" in reason

@@ -14,7 +14,8 @@ from statestream.errors import StatestreamError
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
-_STATESTREAM_ERROR = re.compile(r"statestream\.errors\.\w+: (.+)")
+# statestream's Python errors, and the exactly-once Kafka sink's (io.statestream.kafka.WriteFailed)
+_STATESTREAM_ERROR = re.compile(r"(?:statestream\.errors\.\w+|io\.statestream\.\w+\.\w+): (.+)")
 
 
 @dataclass
@@ -23,7 +24,6 @@ class Watched:
 
     query: StreamingQuery
     line: Callable[[dict], str] | None = None
-    on_stop: Callable[[], None] | None = None  # called on Ctrl-C before the query is stopped
     seen: int = field(default=-1, init=False)
 
     def print_new_batches(self, prefix: str) -> None:
@@ -35,8 +35,6 @@ class Watched:
                 console.print(prefix + self.line(progress), highlight=False, markup=False)
 
     def stop(self) -> None:
-        if self.on_stop is not None:
-            self.on_stop()
         self.query.stop()
 
 
@@ -70,7 +68,7 @@ def _raise_if_failed(watched: Watched, queries: Sequence[Watched]) -> None:
     for other in queries:
         if other.query.isActive:
             other.stop()
-    raise StatestreamError(f"query {watched.query.name} failed: {failure_reason(failure.desc)}")
+    raise StatestreamError(f"query {watched.query.name} failed: {failure_reason(str(failure))}")
 
 
 def failure_reason(description: str) -> str:

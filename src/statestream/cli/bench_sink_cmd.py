@@ -91,7 +91,7 @@ def _table(f: dict) -> Table:
     table.add_row(
         "query: time in batches",
         "",
-        f"Kafka read and collect {f['query_read_s']} s, conversion {f['query_convert_s']} s, "
+        f"summed over the tasks: conversion {f['query_convert_s']} s, "
         f"InfluxDB writes {f['query_write_s']} s",
     )
     table.add_row(

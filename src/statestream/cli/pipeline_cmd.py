@@ -82,16 +82,12 @@ def _stats(spark: SparkSession, settings: Settings, starting: str, available_now
 
 
 def _sink(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
+    from statestream.cli.sink_cmd import SinkTotals
     from statestream.jobs.influx_sink_job import InfluxSinkOptions, start_influx_sink_query
 
-    def print_batch(report) -> None:
-        console.print(f"[{options.query_name}] {report.line()}", highlight=False, markup=False)
-
-    options = InfluxSinkOptions(
-        available_now=available_now, starting_offsets=starting, on_batch=print_batch
-    )
+    options = InfluxSinkOptions(available_now=available_now, starting_offsets=starting)
     query = start_influx_sink_query(spark, settings, options)
-    return Watched(query, on_stop=options.stop_waiting.set)
+    return Watched(query, SinkTotals().line)
 
 
 def register(app: typer.Typer) -> None:

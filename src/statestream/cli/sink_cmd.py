@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import re
-import signal
-import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from statestream.cli._common import console, settings_from
+from statestream.cli._queries import Watched, watch
 from statestream.cli.run_cmd import StartingOffsets, run_app
-from statestream.errors import StatestreamError
-
-if TYPE_CHECKING:
-    from statestream.jobs.influx_sink_job import SinkBatchReport
-
-_STATESTREAM_ERROR = re.compile(r"statestream\.errors\.\w+: (.+)")
 
 
 def sink_influx(
@@ -50,13 +42,13 @@ def sink_influx(
     Reads the four topics (read_committed) and writes measurements machine_data, machine_out,
     machine_stats and machine_alerts to the database of the settings (created if missing), in
     requests of influx_sink.points_per_request points. A point is its measurement, tags and time,
-    so writing a batch again doubles nothing. While InfluxDB is down the current batch waits and
-    retries with backoff (a warning per attempt) and the query does not move on; it continues
-    when InfluxDB is back. Records that cannot be points go to the dead-letter topic with the
-    reason. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
+    so writing a batch again doubles nothing. The Spark tasks write the points, each its own
+    partition. While InfluxDB is down the current batch waits and retries with backoff (a
+    warning per attempt) and the query does not move on; it continues when InfluxDB is back.
+    Records that cannot be points go to the dead-letter topic with the reason, exactly once.
+    Without --available-now it runs until stopped; Ctrl-C stops it cleanly (a batch that waits
+    for InfluxDB is written again on the next start).
     """
-    from pyspark.errors import StreamingQueryException
-
     from statestream.jobs.influx_sink_job import (
         InfluxSinkOptions,
         check_sink_topics,
@@ -67,16 +59,14 @@ def sink_influx(
 
     settings = settings_from(ctx)
     check_sink_topics(settings)  # before Spark starts: a missing topic is a one-line error
-    totals = _Totals()
     options = InfluxSinkOptions(
         available_now=available_now,
         starting_offsets=starting.value,
         checkpoint=checkpoint,
         max_offsets_per_trigger=max_offsets_per_trigger,
-        on_batch=totals.add,
     )
     spark = spark_session(settings, app_name="statestream-sink-influx")
-    stop = _StopOnCtrlC(options.stop_waiting)
+    totals = SinkTotals()
     try:
         query = start_influx_sink_query(spark, settings, options)
         console.print(
@@ -84,64 +74,33 @@ def sink_influx(
             f"{settings.influx.url} database {settings.influx.database}; Ctrl-C stops it",
             highlight=False,
         )
-        while not query.awaitTermination(1.0):
-            if stop.requested.is_set():
-                console.print("stopping …")
-                query.stop()
-    except StreamingQueryException as exc:
-        if not stop.requested.is_set():
-            raise StatestreamError(f"query sink_influx failed: {_reason(exc.desc)}") from None
-        console.print("the batch that waited for InfluxDB is written on the next start")
+        watch([Watched(query, totals.line)])
     finally:
-        stop.restore()
         spark.stop()
     console.print(totals.summary(), highlight=False)
 
 
-class _StopOnCtrlC:
-    """Ctrl-C asks the query to stop, and a batch waiting for InfluxDB to give up (uncommitted).
-
-    PySpark's own SIGINT handler calls into the JVM from inside the main thread's py4j call and
-    breaks it; this one only sets flags, which the main loop checks between two waits.
-    """
-
-    def __init__(self, stop_waiting: threading.Event) -> None:
-        self.requested = threading.Event()
-        self.stop_waiting = stop_waiting
-        self._previous = signal.signal(signal.SIGINT, self._handle)
-
-    def _handle(self, signum: int, frame: object) -> None:
-        self.requested.set()
-        self.stop_waiting.set()
-
-    def restore(self) -> None:
-        signal.signal(signal.SIGINT, self._previous)
-
-
-class _Totals:
-    """Prints each batch's line and adds up the figures for the summary."""
+class SinkTotals:
+    """Each batch's line, and the figures added up for the summary."""
 
     def __init__(self) -> None:
         self.batches = self.records = self.points = self.bad = 0
 
-    def add(self, report: SinkBatchReport) -> None:
-        console.print(report.line(), highlight=False, soft_wrap=True)
+    def line(self, progress: dict) -> str:
+        from statestream.jobs.influx_sink_job import SinkBatchReport
+
+        report = SinkBatchReport.of(progress)
         self.batches += 1
         self.records += report.records
         self.points += report.points
         self.bad += report.bad_records + report.refused_points
+        return report.line()
 
     def summary(self) -> str:
         return (
             f"query sink_influx stopped: {self.batches:,} batches, {self.records:,} records, "
             f"{self.points:,} points written, {self.bad:,} dead-lettered"
         )
-
-
-def _reason(description: str) -> str:
-    """The statestream error inside a failed query's description, else its first line."""
-    matches = _STATESTREAM_ERROR.findall(description)
-    return matches[-1] if matches else description.strip().splitlines()[0]
 
 
 def register(app: typer.Typer) -> None:

@@ -1,18 +1,20 @@
 """`statestream run sink-influx`: the raw, joined, statistics and alert topics into InfluxDB.
 
 One Spark Structured Streaming query reads the four topics (`read_committed`, so only committed
-transactions of the exactly-once jobs) and writes each micro-batch in `foreachBatch`:
+transactions of the exactly-once jobs); its tasks write their own partition of each micro-batch
+(`InfluxPartitionWriter`, through `mapInPandas`), and the driver only plans and commits:
 
 - each record becomes points of its stream's measurement (`statestream.sinks.line_protocol`);
-  within a batch the last record of a point wins (a refined window replaces the earlier one);
+  within a task the last record of a point wins (a refined window replaces the earlier one; the
+  records of one series share a Kafka partition, so one task);
 - the points go to InfluxDB through `InfluxWriter`, which returns only once all are written: while
-  InfluxDB is down the batch waits (retrying with backoff, logging a warning), so the query never
+  InfluxDB is down the task waits (retrying with backoff, logging a warning), so the query never
   commits a batch whose points are not in InfluxDB;
-- a point is identified by measurement, tags and time, so a batch Spark replays after a crash
-  overwrites its own points and doubles nothing;
+- a point is identified by measurement, tags and time, so a batch Spark replays after a crash, or
+  a task it retries, overwrites its own points and doubles nothing;
 - records that cannot be points (bad JSON, a missing or non-numeric field) and points InfluxDB
-  refuses go to the dead-letter topic with the reason, in one Kafka transaction per batch
-  (`TransactionalKafkaWriter`, so a replay does not repeat them), and are counted.
+  refuses go to the dead-letter topic with the reason, through the exactly-once Kafka sink the
+  join uses (`jobs.kafka_output`), and are counted in the batch's metrics (`SinkBatchReport`).
 """
 
 from __future__ import annotations
@@ -20,15 +22,16 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
+from pyspark import TaskContext
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
@@ -36,17 +39,24 @@ from requests.exceptions import RequestException
 
 from statestream.config import Settings
 from statestream.errors import ServiceError
+from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
+from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.sinks.influx import Backoff, InfluxWriter
-from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter, checkpoint_query_id
 from statestream.sinks.line_protocol import BadRecord, Point, PointBuilder
 
 QUERY_NAME = "sink_influx"
+METRICS_NAME = "sink_metrics"
+FIGURE_COLUMNS = (
+    "records long, points long, bad_records long, refused_points long, retries long, "
+    "waited_s double, convert_s double, write_s double"
+)
+OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
 log = logging.getLogger("statestream.sink.influx")
 
 
 @dataclass(frozen=True)
 class SinkBatchReport:
-    """The figures of one micro-batch of the sink."""
+    """The figures of one micro-batch of the sink, added up over its tasks."""
 
     batch_id: int
     records: int
@@ -54,11 +64,29 @@ class SinkBatchReport:
     bad_records: int
     refused_points: int
     retries: int
-    waited_s: float
-    seconds: float
-    read_s: float = 0.0  # Kafka read and collect (Arrow)
-    convert_s: float = 0.0  # records → points
-    write_s: float = 0.0  # InfluxDB requests, waits included
+    waited_s: float  # the longest a task waited for InfluxDB
+    seconds: float  # the batch, planning and commit included
+    convert_s: float = 0.0  # records → points, summed over the tasks
+    write_s: float = 0.0  # InfluxDB requests, waits included, summed over the tasks
+
+    @classmethod
+    def of(cls, progress: dict) -> SinkBatchReport:
+        """The report of the batch whose progress (as a dict) is `progress`."""
+        figures = (progress.get("observedMetrics") or {}).get(METRICS_NAME) or {}
+        if hasattr(figures, "asDict"):  # observed metrics arrive as a Row
+            figures = figures.asDict()
+        return cls(
+            batch_id=int(progress["batchId"]),
+            records=int(figures.get("records", 0)),
+            points=int(figures.get("points", 0)),
+            bad_records=int(figures.get("bad_records", 0)),
+            refused_points=int(figures.get("refused_points", 0)),
+            retries=int(figures.get("retries", 0)),
+            waited_s=float(figures.get("waited_s") or 0.0),
+            seconds=progress["durationMs"].get("triggerExecution", 0) / 1000,
+            convert_s=float(figures.get("convert_s") or 0.0),
+            write_s=float(figures.get("write_s") or 0.0),
+        )
 
     @property
     def points_per_s(self) -> float:
@@ -75,11 +103,7 @@ class SinkBatchReport:
 
 @dataclass(frozen=True)
 class InfluxSinkOptions:
-    """How one run of the sink reads and where it writes; unset fields come from the settings.
-
-    `stop_waiting` set makes a batch that waits for InfluxDB give up (the query then fails
-    without committing it): the CLI sets it on Ctrl-C.
-    """
+    """How one run of the sink reads and where it writes; unset fields come from the settings."""
 
     available_now: bool = False
     starting_offsets: str = "earliest"
@@ -87,8 +111,6 @@ class InfluxSinkOptions:
     query_name: str = QUERY_NAME
     database: str | None = None
     max_offsets_per_trigger: int | None = None
-    on_batch: Callable[[SinkBatchReport], None] | None = None
-    stop_waiting: threading.Event = field(default_factory=threading.Event)
 
 
 def sink_streams(settings: Settings) -> dict[str, str]:
@@ -119,54 +141,57 @@ def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOp
     )
 
 
-class InfluxSinkBatches:
-    """The `foreachBatch` function of the sink: one call writes one micro-batch (see module)."""
+class InfluxPartitionWriter:
+    """The `mapInPandas` function of the sink: one task writes its partition (see module).
 
-    def __init__(self, settings: Settings, options: InfluxSinkOptions, checkpoint: Path) -> None:
-        sink = settings.influx_sink
-        self.settings = settings
-        self.options = options
-        self.checkpoint = checkpoint
+    It yields its dead letters packed (`jobs.output_rows`) and one row of figures.
+    """
+
+    def __init__(self, settings: Settings, database: str | None) -> None:
+        self.influx = settings.influx
+        self.sink = settings.influx_sink
+        self.database = database
+        self.dead_letter_topic = settings.topics.dead_letter
         self.measurements: Mapping[str, str] = sink_streams(settings)
-        self.builder = PointBuilder()
-        self.writer = InfluxWriter(
-            settings.influx,
-            database=options.database,
-            points_per_request=sink.points_per_request,
-            backoff=Backoff(sink.retry_initial_s, sink.retry_max_s),
-            timeout_s=sink.request_timeout_s,
-            cancelled=options.stop_waiting,
-        )
-        self._dead_letters: TransactionalKafkaWriter | None = None
 
-    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+    def __call__(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        parts = list(frames)
+        if not parts:
+            return
+        frame = pd.concat(parts, ignore_index=True)
+        topics, values = frame["topic"].tolist(), frame["value"].tolist()
         started = time.perf_counter()
-        table = batch.toArrow()  # the one Spark action of the batch
-        topics, partitions, offsets, values = (table.column(i).to_pylist() for i in range(4))
-        read = time.perf_counter()
         points, origins, bad = self._points(topics, values)
         converted = time.perf_counter()
-        outcome = self.writer.write(points, label=f"batch {batch_id}")
-        written = time.perf_counter()
+        writer = self._writer()
+        try:
+            outcome = writer.write(points, label=_task_label())
+        finally:
+            writer.close()
         dead = bad + [(origins[index], reason) for index, reason in outcome.rejected]
-        if dead:
-            self._dead_letter(batch_id, dead, topics, partitions, offsets, values)
-        report = SinkBatchReport(
-            batch_id=batch_id,
-            records=len(values),
-            points=outcome.written,
-            bad_records=len(bad),
-            refused_points=len(outcome.rejected),
-            retries=outcome.retries,
-            waited_s=outcome.waited_s,
-            seconds=time.perf_counter() - started,
-            read_s=read - started,
-            convert_s=converted - read,
-            write_s=written - converted,
+        rows = OutputRows()
+        for row, reason in sorted(dict(dead).items()):  # one entry per record
+            rows.add("malformed", self.dead_letter_topic, None, _dead_letter(frame, row, reason))
+        figures = {
+            "records": len(frame),
+            "points": outcome.written,
+            "bad_records": len(bad),
+            "refused_points": len(outcome.rejected),
+            "retries": outcome.retries,
+            "waited_s": outcome.waited_s,
+            "convert_s": converted - started,
+            "write_s": time.perf_counter() - converted,
+        }
+        yield rows.frame(figures, FIGURE_COLUMNS)
+
+    def _writer(self) -> InfluxWriter:
+        return InfluxWriter(
+            self.influx,
+            database=self.database,
+            points_per_request=self.sink.points_per_request,
+            backoff=Backoff(self.sink.retry_initial_s, self.sink.retry_max_s),
+            timeout_s=self.sink.request_timeout_s,
         )
-        log.info("%s", report.line())
-        if self.options.on_batch is not None:
-            self.options.on_batch(report)
 
     def _points(
         self, topics: list[str], values: list[str | None]
@@ -174,7 +199,7 @@ class InfluxSinkBatches:
         """The points (the last wins per series and time), the row of each, the bad rows."""
         latest: dict[tuple[str, int | float], tuple[Point, int]] = {}
         bad: list[tuple[int, str]] = []
-        points_of, measurements = self.builder.points, self.measurements
+        points_of, measurements = PointBuilder().points, self.measurements
         with _garbage_collector_paused():
             for row, (topic, value) in enumerate(zip(topics, values, strict=True)):
                 try:
@@ -186,33 +211,29 @@ class InfluxSinkBatches:
         origins = [row for _, row in latest.values()]
         return points, origins, bad
 
-    def _dead_letter(
-        self,
-        batch_id: int,
-        dead: list[tuple[int, str]],
-        topics: list[str],
-        partitions: list[int],
-        offsets: list[int],
-        values: list[str | None],
-    ) -> None:
-        """The bad records of a batch to the dead-letter topic, once per batch (one transaction)."""
-        if self._dead_letters is None:
-            lineage = f"{self.options.query_name}.{checkpoint_query_id(self.checkpoint)}"
-            self._dead_letters = TransactionalKafkaWriter(self.settings, lineage)
-        topic = self.settings.topics.dead_letter
-        records = []
-        for row, reason in sorted(dict(dead).items()):  # one entry per record
-            value = {
-                "reason": reason,
-                "raw": values[row],
-                "source_topic": topics[row],
-                "partition": partitions[row],
-                "offset": offsets[row],
-                "query": self.options.query_name,
-            }
-            records.append((topic, None, json.dumps(value).encode()))
-        if not self._dead_letters.write_batch(batch_id, records):
-            log.warning("dead letters of batch %d were committed before; skipped", batch_id)
+
+def _dead_letter(frame: pd.DataFrame, row: int, reason: str) -> str:
+    """The dead-letter record of the sink's input row `row`."""
+    value = frame["value"].iat[row]
+    return json.dumps(
+        {
+            "reason": reason,
+            "raw": None if pd.isna(value) else value,
+            "source_topic": frame["topic"].iat[row],
+            "partition": int(frame["partition"].iat[row]),
+            "offset": int(frame["offset"].iat[row]),
+            "stage": "sink-influx",
+        }
+    )
+
+
+def _task_label() -> str:
+    """ "partition P of batch B", as the task's log lines name what waits for InfluxDB."""
+    context = TaskContext.get()
+    if context is None:
+        return "write"
+    batch = context.getLocalProperty("streaming.sql.batchId")
+    return f"partition {context.partitionId()} of batch {batch}"
 
 
 @contextmanager
@@ -230,29 +251,39 @@ def _garbage_collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+def sink_output(spark: SparkSession, settings: Settings, options: InfluxSinkOptions) -> DataFrame:
+    """The tasks' dead letters and figures, with the batch metrics observed under `sink_metrics`."""
+    writer = InfluxPartitionWriter(settings, options.database)
+    output = kafka_records(spark, settings, options).mapInPandas(writer, OUTPUT_SCHEMA)
+    sums = ("records", "points", "bad_records", "refused_points", "retries", "convert_s", "write_s")
+    return output.observe(
+        METRICS_NAME,
+        *(F.coalesce(F.sum(name), F.lit(0)).alias(name) for name in sums),
+        F.coalesce(F.max("waited_s"), F.lit(0.0)).alias("waited_s"),
+        packed_count(F.col("kind") == "malformed").alias("dead_letters"),
+    )
+
+
 def start_influx_sink_query(
     spark: SparkSession, settings: Settings, options: InfluxSinkOptions
 ) -> StreamingQuery:
     """Start the sink query (its own name and checkpoint); raises if a topic is missing."""
     check_sink_topics(settings)
-    checkpoint = options.checkpoint or settings.checkpoint_root / options.query_name
-    batches = InfluxSinkBatches(settings, options, checkpoint)
+    writer = InfluxWriter(settings.influx, database=options.database)
     try:
-        batches.writer.ensure_database()
-    except RequestException as exc:  # InfluxDB down: the first batch waits for it
+        writer.ensure_database()
+    except RequestException as exc:  # InfluxDB down: the first batch's tasks wait for it
         log.warning("InfluxDB %s unavailable (%s)", settings.influx.url, type(exc).__name__)
-    stream = (
-        kafka_records(spark, settings, options)
-        .writeStream.queryName(options.query_name)
-        .option("checkpointLocation", str(checkpoint))
-        .foreachBatch(batches)
+    finally:
+        writer.close()
+    run = QueryRun(
+        name=options.query_name,
+        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
+        interval_s=settings.influx_sink.trigger_interval_s,
+        available_now=options.available_now,
     )
-    if options.available_now:
-        stream = stream.trigger(availableNow=True)
-    else:
-        interval = settings.influx_sink.trigger_interval_s
-        stream = stream.trigger(processingTime=f"{interval} seconds")
-    return stream.start()
+    frame = sink_output(spark, settings, options)
+    return start_query(frame.writeStream, settings, run, exactly_once=True)
 
 
 def check_sink_topics(settings: Settings) -> None:

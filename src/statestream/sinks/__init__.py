@@ -1,7 +1,7 @@
 """Where streaming queries write: Kafka exactly once, InfluxDB idempotently."""
 
 from statestream.sinks.influx import Backoff, InfluxWriter, WriteCancelled, WriteOutcome
-from statestream.sinks.kafka_exactly_once import TransactionalKafkaWriter, checkpoint_query_id
+from statestream.sinks.kafka_exactly_once import commit_markers, ensure_commits_topic
 from statestream.sinks.line_protocol import MEASUREMENTS, BadRecord, Point, PointBuilder
 
 __all__ = [
@@ -11,8 +11,8 @@ __all__ = [
     "InfluxWriter",
     "Point",
     "PointBuilder",
-    "TransactionalKafkaWriter",
     "WriteCancelled",
     "WriteOutcome",
-    "checkpoint_query_id",
+    "commit_markers",
+    "ensure_commits_topic",
 ]

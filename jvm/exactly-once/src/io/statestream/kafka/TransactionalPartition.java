@@ -11,6 +11,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
@@ -37,6 +39,7 @@ final class TransactionalPartition {
   private final String id;
   private KafkaProducer<byte[], byte[]> producer;
   private long lastCommitted = -1;
+  private final AtomicReference<String> sendError = new AtomicReference<>();
   private volatile long lastUsed = System.nanoTime();
 
   private TransactionalPartition(SinkOptions options, int partition) {
@@ -93,18 +96,20 @@ final class TransactionalPartition {
   }
 
   private long send(long batchId, List<InternalRow> rows) throws IOException {
+    sendError.set(null);
     producer.beginTransaction();
     long sent = 0;
     for (InternalRow row : rows) {
       String topic = row.getUTF8String(options.topicColumn()).toString();
       byte[] values = row.getBinary(options.valuesColumn());
+      Callback onError = noteError(topic);
       int position = 0;
       for (JsonNode run : JSON.readTree(row.getUTF8String(options.keysColumn()).toString())) {
         byte[] key = run.get(0).isNull() ? null : run.get(0).asText().getBytes(StandardCharsets.UTF_8);
         for (long i = run.get(1).asLong(); i > 0; i--) {
           int end = lineEnd(values, position);
           byte[] value = java.util.Arrays.copyOfRange(values, position, end);
-          producer.send(new ProducerRecord<>(topic, key, value));
+          producer.send(new ProducerRecord<>(topic, key, value), onError);
           position = end + 1;
           sent++;
         }
@@ -122,6 +127,15 @@ final class TransactionalPartition {
       failOnceIfAsked(batchId);
     }
     return sent;
+  }
+
+  /** Keeps the first record's error: the transaction's own error says only "error state". */
+  private Callback noteError(String topic) {
+    return (metadata, error) -> {
+      if (error != null) {
+        sendError.compareAndSet(null, "writing to topic " + topic + ": " + error.getMessage());
+      }
+    };
   }
 
   private static int lineEnd(byte[] values, int from) {
@@ -153,7 +167,10 @@ final class TransactionalPartition {
   }
 
   private WriteFailed failed(long batchId, Exception cause) {
-    String reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    String reason = sendError.get();
+    if (reason == null) {
+      reason = cause.getMessage() == null ? cause.getClass().getSimpleName() : cause.getMessage();
+    }
     return new WriteFailed(
         "Kafka transaction of batch "
             + batchId
