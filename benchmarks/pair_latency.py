@@ -44,8 +44,26 @@ def largest_burst(certain: dict[PairId, int], window: int) -> int:
     When a paused series resumes, every record held for it pairs at once: a burst the pipeline
     has to write in one batch, which shows in the latency's tail.
     """
+    return _largest_window(certain, window)[1]
+
+
+def burst_seconds(certain: dict[PairId, int], window: int, pairs: PairLatencies) -> float | None:
+    """How long the largest burst took: the longest latency of its pairs (None if none seen).
+
+    A pair's latency runs from the send time of the record that made it certain to the moment
+    a read_committed consumer saw it, so this is the time until the whole burst was visible.
+    """
+    largest, count = _largest_window(certain, window)
+    if not count:
+        return None
+    mine = pairs.starts // window == largest
+    return float(pairs.latency[mine].max()) if mine.any() else None
+
+
+def _largest_window(certain: dict[PairId, int], window: int) -> tuple[int, int]:
+    """The window of `window` records in a row that made the most pairs certain, and how many."""
     per_window = Counter(start // window for start in certain.values())
-    return max(per_window.values(), default=0)
+    return max(per_window.items(), key=lambda item: item[1], default=(0, 0))
 
 
 @dataclass(frozen=True)
@@ -54,6 +72,7 @@ class PairLatencies:
 
     latency: np.ndarray  # visible − send time of the record that made it certain
     after_later_record: np.ndarray  # visible − send time of the later of its two records
+    starts: np.ndarray  # the index of the record that made it certain
 
     @property
     def waited(self) -> np.ndarray:
@@ -78,7 +97,7 @@ def pair_latencies(
             strict=True,
         )
     }
-    latency, after_later = [], []
+    latency, after_later, starts = [], [], []
     for seen, value in received:
         pair = json.loads(value)
         thing, left, right = pair["thing"], pair["left"], pair["right"]
@@ -89,4 +108,5 @@ def pair_latencies(
         start = certain[(thing, left["quantity"], float(left_t), float(right_t))]
         latency.append(seen - sent_at[start])
         after_later.append(seen - later)
-    return PairLatencies(np.array(latency), np.array(after_later))
+        starts.append(start)
+    return PairLatencies(np.array(latency), np.array(after_later), np.array(starts, dtype=np.int64))

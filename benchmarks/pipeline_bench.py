@@ -37,7 +37,7 @@ from pyspark.sql import SparkSession
 
 from benchmarks.batch_times import batch_time_medians
 from benchmarks.checkpoint_sizes import CheckpointSizes, thirds
-from benchmarks.pair_latency import certain_at, largest_burst, pair_latencies
+from benchmarks.pair_latency import burst_seconds, certain_at, largest_burst, pair_latencies
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -114,6 +114,7 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
         expected = expected_pairs(records, specs)
         gc.freeze()  # the bench's own millions of objects: not for the writer's collections
         bench = _BenchRun(spark, settings, names, options, Path(tmp), say)
+        _ResultSizes.install(spark)
         figures: dict = {}
         try:
             if options.warmup_records:
@@ -122,6 +123,9 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
             figures |= _latency(bench)
             if options.baseline:
                 figures |= _baseline(bench, records, expected)
+            figures["driver_result_bytes_per_batch"] = max(
+                figures["driver_result_bytes"] + figures["latency_driver_result_bytes"]
+            )
         finally:
             _unload_state_stores(spark)
     return figures
@@ -175,14 +179,15 @@ def _warm_up(bench: _BenchRun, records: ScaledRecords) -> dict:
     """Join `records` on the warm-up topics; the seconds it took."""
     bench.say(f"warming up: joining {len(records):,} records on topics of their own")
     produce(bench.settings, bench.names["warmup_in"], records)
-    _, seconds = _join_all(bench, "warmup")
+    _, seconds, _ = _join_all(bench, "warmup")
     return {"warmup_records": len(records), "warmup_seconds": round(seconds, 2)}
 
 
 def _join_all(
     bench: _BenchRun, part: str, max_offsets_per_trigger: int | None = None
-) -> tuple[list[dict], float]:
-    """Join all of `part`'s input topic with availableNow: the batches' progress, the seconds."""
+) -> tuple[list[dict], float, list[int]]:
+    """Join all of `part`'s input topic with availableNow: the batches' progress, the seconds,
+    and the bytes each batch's tasks returned to the driver."""
     started = time.perf_counter()
     query = start_join_query(
         bench.spark,
@@ -195,7 +200,8 @@ def _join_all(
     seconds = time.perf_counter() - started
     if query.exception() is not None:
         raise RuntimeError(f"the {part} join query failed: {query.exception()}")
-    return query.recentProgress, seconds
+    progress = query.recentProgress
+    return progress, seconds, _ResultSizes.of(bench.spark, query.id, len(progress))
 
 
 def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame) -> dict:
@@ -203,7 +209,7 @@ def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame
     produce(bench.settings, bench.names["throughput_in"], records)
     per_batch = bench.options.max_offsets_per_trigger
     bench.say(f"joining them (availableNow, ≤ {per_batch:,} records per batch)")
-    progress, seconds = _join_all(bench, "throughput", per_batch)
+    progress, seconds, result_bytes = _join_all(bench, "throughput", per_batch)
     bench.say("reading the pairs back (read_committed) and checking them against the spec")
     got = pair_keys_from_json(
         read_committed(bench.settings, bench.names["throughput_out"], timeout_s=300)
@@ -224,6 +230,8 @@ def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame
         "sustained_records_per_s": _after_first_batch(progress),
         "pairs_per_s": round(len(got) / seconds),
         "batch_seconds": [round(p["durationMs"]["triggerExecution"] / 1000, 2) for p in progress],
+        "batch_records": [p["numInputRows"] for p in progress],
+        "driver_result_bytes": result_bytes,
         "state_rows": [int(op["numRowsTotal"]) for op in state],
         "state_bytes": [
             int((op.get("customMetrics") or {}).get("rocksdbSstFileSize", 0)) for op in state
@@ -269,7 +277,9 @@ def _latency(bench: _BenchRun) -> dict:
         watcher.stop()
         query.stop()
     batch_times = batch_time_medians([json.loads(p.json) for p in query.recentProgress])
+    batches = query.lastProgress["batchId"] + 1 if query.lastProgress else 0
     pairs = pair_latencies(records, sent_at, certain, watcher.received())
+    window = max(1, int(bench.options.latency_rate * interval))
     return {
         "latency_records": count,
         "latency_rate": bench.options.latency_rate,
@@ -279,14 +289,34 @@ def _latency(bench: _BenchRun) -> dict:
         **_percentiles("latency", pairs.latency),
         **_percentiles("latency_after_later_record", pairs.after_later_record),
         "latency_pairs_waiting_for_data": int(np.count_nonzero(pairs.waited > 0)),
-        "latency_largest_burst": largest_burst(
-            certain, max(1, int(bench.options.latency_rate * interval))
-        ),
+        "latency_largest_burst": largest_burst(certain, window),
+        "burst_pairs": largest_burst(certain, window),
+        "burst_seconds": _rounded(burst_seconds(certain, window, pairs)),
         "latency_batch": batch_times,
-        "latency_batches": query.lastProgress["batchId"] + 1 if query.lastProgress else 0,
+        "latency_batches": batches,
+        "latency_driver_result_bytes": _ResultSizes.of(bench.spark, query.id, batches),
         "latency_checkpoint_bytes": thirds(checkpoint.samples),
         "latency_checkpoint_samples": checkpoint.samples,
     }
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)
+
+
+class _ResultSizes:
+    """Bytes each batch's tasks returned to the driver: Spark's own task metric resultSize,
+    added up per query and batch by a listener of `jvm/exactly-once` (`ResultSizeListener`)."""
+
+    @staticmethod
+    def install(spark: SparkSession) -> None:
+        spark._jvm.io.statestream.kafka.ResultSizeListener.install(spark.sparkContext._jsc.sc())
+
+    @staticmethod
+    def of(spark: SparkSession, query_id: str, batches: int) -> list[int]:
+        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()  # task-end events delivered
+        listener = spark._jvm.io.statestream.kafka.ResultSizeListener
+        return [int(listener.bytes(str(query_id), batch)) for batch in range(batches)]
 
 
 def _wait_for_first_batch(query, timeout_s: float = 120.0) -> None:

@@ -7,7 +7,13 @@ import json
 
 import numpy as np
 import pandas as pd
-from benchmarks.pair_latency import certain_at, largest_burst, pair_latencies
+from benchmarks.pair_latency import (
+    PairLatencies,
+    burst_seconds,
+    certain_at,
+    largest_burst,
+    pair_latencies,
+)
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -98,3 +104,16 @@ def test_the_largest_burst_counts_pairs_made_certain_by_one_window_of_records() 
     assert largest_burst(certain, window=3) == 4  # records 0-2 made four pairs certain
     assert largest_burst(certain, window=1) == 2
     assert largest_burst({}, window=3) == 0
+
+
+def test_the_largest_burst_takes_as_long_as_its_slowest_pair() -> None:
+    certain = {
+        ("R1", SPEC.left, float(t), float(t)): start for t, start in enumerate([0, 1, 2, 2, 5])
+    }
+    pairs = PairLatencies(
+        latency=np.array([0.5, 0.9, 0.4, 0.7, 3.0]),
+        after_later_record=np.zeros(5),
+        starts=np.array([0, 1, 2, 2, 5]),
+    )
+    assert burst_seconds(certain, 3, pairs) == 0.9  # window 0-2; record 5's 3.0 s is not in it
+    assert burst_seconds({}, 3, pairs) is None
