@@ -32,6 +32,9 @@ def _figures() -> dict:
         "latency_after_later_record_p99_s": 6.984,
         "latency_pairs_waiting_for_data": 219_922,
         "latency_largest_burst": 76_368,
+        "burst_pairs": 76_368,
+        "burst_seconds": 0.912,
+        "driver_result_bytes_per_batch": 63_735,
         "latency_batch": {
             "records": 5_000.0,
             "batch_ms": 284.0,
@@ -55,7 +58,9 @@ def _text(figures: dict) -> str:
 def test_a_run_of_one_batch_prints_no_rate_after_the_first_batch() -> None:
     text = _text(_figures())
     assert "— (one batch only)" in text
-    assert "most pairs certain within 0.5 s" in text and "76,368 pairs" in text
+    assert "most pairs certain within 0.5 s" in text
+    assert "76,368 pairs, all visible within 0.912 s" in text
+    assert "63,735 at most" in text
     assert "731 / 887 ms" in text
     assert "0.6 / 3.6 / 4.2" in text
     assert "windowed join" not in text

@@ -141,12 +141,15 @@ def bench_pipeline(
        the record that made a pair certain being sent to the pair being visible to a
        read_committed consumer (and, beside them, from the later of the pair's own records:
        a pair may have to wait for a later record, by the spec's meaning; and the most pairs
-       made certain at once, when a paused series resumes), the median, 99th-percentile and
-       slowest batch and what a batch's time is made of, and the checkpoint's size on disk.
+       made certain at once, when a paused series resumes, and how long until all of them were
+       visible), the median, 99th-percentile and slowest batch and what a batch's time is made
+       of, and the checkpoint's size on disk.
     3. Spark's stream-stream join (watermarks and a ±--baseline-range time range) on the first
        --baseline-records records of the same input (it is too slow for all of them): its
        records/s and the spec's pairs of those records it misses and adds.
 
+    Also the bytes each batch's tasks returned to the driver (Spark's own task metric
+    resultSize): the tasks write the output themselves, so it stays small whatever the batch.
     Needs the services running (`statestream services up`); its topics are deleted at the end.
     """
     from statestream.jobs.session import spark_session
@@ -213,6 +216,10 @@ def _pipeline_table(f: dict) -> Table:
             f"{f['pairs_missed']} / {f['pairs_extra']} / {f['pairs_duplicated']}",
         ),
         ("join: batches, seconds", f"{f['batches']}, {f['seconds']} s"),
+        (
+            "bytes returned to the driver per batch",
+            f"{f['driver_result_bytes_per_batch']:,} at most (Spark's resultSize)",
+        ),
         ("state rows per batch", " ".join(f"{n:,}" for n in f["state_rows"])),
         (
             f"latency p50 / p99 at {f['latency_rate']:,.0f}/s",
@@ -249,7 +256,7 @@ def _data_wait_rows(f: dict) -> list[tuple[str, str]]:
         return []
     after = f"{f['latency_after_later_record_p50_s']} s / {f['latency_after_later_record_p99_s']} s"
     waiting = f"{f['latency_pairs_waiting_for_data']:,} of {f['latency_pairs']:,}"
-    burst = f"{f['latency_largest_burst']:,} pairs"
+    burst = f"{f['burst_pairs']:,} pairs, all visible within {f['burst_seconds']} s"
     return [
         ("  from the later of its records", after),
         ("  pairs certain only with a later record", waiting),
@@ -263,7 +270,7 @@ def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
         return []
     parts = (
         f"planning {batch['planning_ms']:.0f}, offset log {batch['offset_log_ms']:.0f}, "
-        f"job and Kafka transaction {batch['execution_ms']:.0f}, "
+        f"job with the tasks' Kafka transactions {batch['execution_ms']:.0f}, "
         f"commit log {batch['commit_log_ms']:.0f}"
     )
     rows = [
