@@ -16,6 +16,7 @@ from statestream.jobs.session import (
     local_file_system_options,
     spark_options,
     spark_session,
+    statestream_jars,
 )
 
 
@@ -55,6 +56,22 @@ def test_missing_connector_jars_say_run_make_setup(tmp_path: Path) -> None:
     settings = load_settings(paths={"jars_dir": tmp_path})
     with pytest.raises(EnvironmentProblem, match=r"spark-kafka jars are missing .*make setup"):
         connector_jars(settings)
+
+
+def test_the_exactly_once_sink_goes_with_the_connector(tmp_path: Path) -> None:
+    _jars(tmp_path / "spark-kafka", "spark-sql-kafka-0-10_2.13-4.1.3.jar")
+    settings = load_settings(paths={"jars_dir": tmp_path})
+    with pytest.raises(EnvironmentProblem, match=r"exactly-once jars are missing .*make setup"):
+        statestream_jars(settings)
+    _jars(tmp_path / "exactly-once", "statestream-exactly-once.jar")
+    assert [jar.name for jar in statestream_jars(settings)] == [
+        "spark-sql-kafka-0-10_2.13-4.1.3.jar",
+        "statestream-exactly-once.jar",
+    ]
+
+
+def test_the_exactly_once_sink_is_built_by_setup() -> None:
+    assert "statestream-exactly-once.jar" in spark_options(load_settings())["spark.jars"]
 
 
 def test_spark_options(tmp_path: Path) -> None:

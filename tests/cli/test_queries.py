@@ -1,0 +1,28 @@
+"""The one line a failed query leaves: the statestream error inside Spark's long description."""
+
+from __future__ import annotations
+
+from statestream.cli._queries import failure_reason
+
+SPARK_FAILURE = """[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: Job \
+aborted due to stage failure: Task 1 in stage 15.0 failed 4 times, most recent failure: Lost \
+task 1.3 (TID 41) (localhost executor driver): io.statestream.kafka.WriteFailed: Kafka \
+transaction of batch 0, partition 1 of query join.1 failed: writing to topic out!: Invalid topic
+\tat io.statestream.kafka.TransactionalPartition.failed(TransactionalPartition.java:163)
+"""
+
+
+def test_the_sinks_error_is_the_line() -> None:
+    assert failure_reason(SPARK_FAILURE) == (
+        "Kafka transaction of batch 0, partition 1 of query join.1 failed: "
+        "writing to topic out!: Invalid topic"
+    )
+
+
+def test_a_python_error_of_statestream_is_the_line() -> None:
+    text = "Traceback …\nstatestream.errors.ServiceError: InfluxDB refused the credentials\n"
+    assert failure_reason(text) == "InfluxDB refused the credentials"
+
+
+def test_without_one_the_first_line_is() -> None:
+    assert failure_reason("something else\nmore") == "something else"
