@@ -283,7 +283,7 @@ def start_influx_sink_query(
         available_now=options.available_now,
     )
     frame = sink_output(spark, settings, options)
-    return start_query(frame.writeStream, settings, run, exactly_once=True)
+    return start_query(frame, settings, run)
 
 
 def check_sink_topics(settings: Settings) -> None:

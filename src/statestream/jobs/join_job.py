@@ -113,7 +113,7 @@ def start_join_query(
         task_fault=options.task_fault,
     )
     frame = joined(spark, settings, options)
-    return start_query(frame.writeStream, settings, run, exactly_once=True)
+    return start_query(frame, settings, run)
 
 
 def batch_metrics(progress: dict) -> dict[str, float | int | None]:

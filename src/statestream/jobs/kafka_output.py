@@ -8,10 +8,7 @@ partition), with a commit marker on the commits topic in the same transaction. T
 plans and commits; it receives a few numbers per task, never records. Why this is exactly
 once: README, "Exactly once".
 
-    query = start_query(
-        frame.writeStream, settings, QueryRun("join", checkpoint, interval_s=0.5),
-        exactly_once=True,
-    )
+    query = start_query(frame, settings, QueryRun("join", checkpoint, interval_s=0.5))
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
@@ -56,16 +53,10 @@ class TaskFault:
     after_commit: bool = False
 
 
-def start_query(
-    stream: DataStreamWriter, settings: Settings, run: QueryRun, *, exactly_once: bool
-) -> StreamingQuery:
-    """Start `stream` as query `run.name`, to the exactly-once Kafka sink if `exactly_once`.
-
-    Without it, `stream` must already name its sink (e.g. `foreachBatch`).
-    """
-    stream = stream.queryName(run.name).option("checkpointLocation", str(run.checkpoint))
-    if exactly_once:
-        stream = exactly_once_sink(stream, settings, run)
+def start_query(frame: DataFrame, settings: Settings, run: QueryRun) -> StreamingQuery:
+    """Start `frame`'s packed rows as query `run.name`, written by the exactly-once Kafka sink."""
+    stream = frame.writeStream.queryName(run.name).option("checkpointLocation", str(run.checkpoint))
+    stream = exactly_once_sink(stream, settings, run)
     if run.available_now:
         stream = stream.trigger(availableNow=True)
     else:

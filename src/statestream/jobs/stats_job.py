@@ -123,7 +123,7 @@ def start_stats_query(
     )
     check_checkpoint_windows(run.checkpoint, options.spec or stats_spec(settings))
     frame = statistics(spark, settings, options)
-    return start_query(frame.writeStream, settings, run, exactly_once=True)
+    return start_query(frame, settings, run)
 
 
 def check_checkpoint_windows(checkpoint: Path, spec: StatsSpec) -> None:
