@@ -139,6 +139,7 @@ def _unload_state_stores(spark: SparkSession) -> None:
     (The next query's state stores start the maintenance again.)
     """
     spark._jvm.org.apache.spark.sql.execution.streaming.state.StateStore.stop()
+    spark._jvm.io.statestream.kafka.ExactlyOnceKafkaSink.closeProducers()  # and their threads
 
 
 def _specs(settings: Settings, records: ScaledRecords) -> list[JoinSpec]:

@@ -6,6 +6,7 @@ import contextlib
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 from pyspark.errors import StreamingQueryException
 
 from statestream.cli._queries import failure_reason
@@ -84,3 +85,32 @@ def test_a_topic_kafka_refuses_fails_the_batch_with_one_clear_line(
     assert "\n" not in reason
     assert f"of query {unique_name}." in reason and "partition " in reason
     assert "no such topic!" in reason
+
+
+def test_a_replay_finds_its_marker_behind_many_other_markers(
+    spark, local_services: Settings, unique_name: str, tmp_path: Path
+) -> None:
+    """The writer reads the commits topic backwards a window (20,000 records) at a time: a
+    marker farther back than one window must still be found, or the replay writes again."""
+    settings = _topic_settings(local_services, unique_name, 2)
+    topics = settings.topics.model_copy(update={"commits": f"{unique_name}.commits"})
+    settings = settings.model_copy(update={"topics": topics})
+    lines = _narrow_lines("time")
+    _produce(settings, lines)
+    checkpoint = tmp_path / "checkpoint"
+    options = JoinJobOptions(available_now=True, query_name=unique_name, checkpoint=checkpoint)
+    first = start_join_query(spark, settings, options)
+    first.awaitTermination()
+    pairs = len(read_records(settings, settings.topics.machine_out))
+    producer = Producer(settings.kafka.client_config())
+    for i in range(45_000):  # other queries' markers, after ours
+        producer.produce(topics.commits, key=f"other.{i % 50}", value=b'{"batch_id": 0}')
+    producer.flush(30)
+    last = first.lastProgress["batchId"]
+    (checkpoint / "commits" / str(last)).unlink()  # as if killed before Spark's commit
+    spark._jvm.io.statestream.kafka.ExactlyOnceKafkaSink.closeProducers()  # as a new JVM
+    replay = start_join_query(spark, settings, options)
+    replay.awaitTermination()
+    assert replay.exception() is None
+    assert replay.recentProgress[0]["batchId"] == last  # the batch did run again
+    assert len(read_records(settings, settings.topics.machine_out)) == pairs

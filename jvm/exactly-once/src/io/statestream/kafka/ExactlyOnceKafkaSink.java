@@ -32,6 +32,14 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  */
 public final class ExactlyOnceKafkaSink implements TableProvider {
 
+  /**
+   * Close the producers this JVM keeps across batches, as a new executor would start: the next
+   * batch of each partition fences and reads its marker again (tests; benchmarks' clean-up).
+   */
+  public static void closeProducers() {
+    TransactionalPartition.closeAll();
+  }
+
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
     return new StructType(); // the query's own schema arrives with the write (LogicalWriteInfo)

@@ -201,13 +201,18 @@ final class TransactionalPartition {
     }
   }
 
+  /** Close every producer of this JVM; the next write starts afresh (fences, reads its marker). */
+  static void closeAll() {
+    OPEN.values().removeIf(open -> open.closeIfIdle(Long.MAX_VALUE));
+  }
+
   private static void closeIdle() {
     long now = System.nanoTime();
     OPEN.values().removeIf(open -> now - open.lastUsed > IDLE_NS && open.closeIfIdle(now));
   }
 
   private synchronized boolean closeIfIdle(long now) {
-    if (now - lastUsed <= IDLE_NS) {
+    if (now != Long.MAX_VALUE && now - lastUsed <= IDLE_NS) {
       return false;
     }
     discard();
