@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -57,21 +58,31 @@ class Columns:
     def __len__(self) -> int:
         return len(self.t)
 
+    def head(self, n: int) -> Columns:
+        """The first n records."""
+        return Columns(self.things[:n], self.is_left[:n], self.t[:n], self.v[:n])
+
 
 def blocks_of_five(n: int) -> Columns:
     i = np.arange(n)
     return Columns(np.full(n, "m", dtype=object), (i // 5) % 2 == 0, i * 1000.0, i * 1.0)
 
 
-def scaled_sample(n: int, seed: int = 1) -> Columns:
-    """The sample's speed and torque records cloned into as many things as `n` records need."""
-    base: list[tuple[str, bool, float, float]] = []
+def _sample_rows() -> list[tuple[str, bool, float, float]]:
+    """The sample's speed and torque records as (thing, is_left, time, value), in time order."""
+    rows: list[tuple[str, bool, float, float]] = []
     for line in SAMPLE.read_text().splitlines():
         row = json.loads(line)
         for quantity, is_left in ((SAMPLE_SPEC.left, True), (SAMPLE_SPEC.right, False)):
             if isinstance(row.get(quantity), int | float):
-                base.append((row["Thing"], is_left, float(row["Timestamp"]), row[quantity]))
-    base.sort(key=lambda r: r[2])
+                rows.append((row["Thing"], is_left, float(row["Timestamp"]), row[quantity]))
+    rows.sort(key=lambda r: r[2])
+    return rows
+
+
+def scaled_sample(n: int, seed: int = 1) -> Columns:
+    """The sample's speed and torque records cloned into as many things as `n` records need."""
+    base = _sample_rows()
     rng = np.random.default_rng(seed)
     copies = -(-n // len(base))
     things = np.array([f"{b[0]}-{k}" for k in range(copies) for b in base], dtype=object)
@@ -83,6 +94,49 @@ def scaled_sample(n: int, seed: int = 1) -> Columns:
     v = np.tile(np.array([b[3] for b in base]), copies)
     order = np.argsort(t, kind="stable")[:n]  # arrival in time order across things
     return Columns(things[order], is_left[order], t[order], v[order])
+
+
+def spread_sample(n: int, things: int, seed: int = 1) -> Columns:
+    """The sample's records spread over `things` things, about n / things records each.
+
+    Each machine's series (speed and torque in time order, repeated end to end where a thing
+    needs more records than it has) is cut into windows of n / things records; thing k takes
+    window k (cycling through them), starts at a random time in the first minute and is
+    jittered by ±20 ms. Records arrive in time order across things, so a batch holds records of
+    many things.
+    """
+    base = _sample_rows()
+    per_thing = -(-n // things)
+    counts = Counter(b[0] for b in base)
+    machines = sorted(counts, key=lambda name: (-counts[name], name))  # the largest first
+    windows = [
+        (m, start) for m, name in enumerate(machines) for start in range(0, counts[name], per_thing)
+    ]
+    rng = np.random.default_rng(seed)
+    shift = rng.integers(0, 60_000, size=things).astype(np.float64)
+    window = np.arange(things) % len(windows)
+    parts = []
+    for m, name in enumerate(machines):
+        rows = [b for b in base if b[0] == name]
+        t0 = np.array([b[2] for b in rows])
+        period = t0[-1] - t0[0] + 1000.0  # a repetition starts a second after the last record
+        mine = np.flatnonzero(np.array([windows[w][0] == m for w in window]))
+        start = np.array([windows[w][1] for w in window[mine]], dtype=np.int64)
+        lap, at = np.divmod(start[:, None] + np.arange(per_thing)[None, :], len(rows))
+        t = t0[at] + lap * period - t0[start][:, None] + shift[mine][:, None]
+        names = np.array([f"{name}-{k}" for k in mine], dtype=object)
+        parts.append(
+            (
+                np.repeat(names, per_thing),
+                np.array([b[1] for b in rows])[at].ravel(),
+                t.ravel(),
+                np.array([b[3] for b in rows])[at].ravel(),
+            )
+        )
+    thing, is_left, t, v = (np.concatenate(column) for column in zip(*parts, strict=True))
+    t = t + rng.integers(-20, 21, size=len(t)).astype(np.float64)
+    order = np.argsort(t, kind="stable")[:n]  # arrival in time order across things
+    return Columns(thing[order], is_left[order], t[order], v[order])
 
 
 def engine_single(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures:
@@ -111,9 +165,9 @@ def engine_many(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures
         steps = router.process(
             columns.things[part], quantities[part], columns.t[part], columns.v[part]
         )
-        pairs += sum(len(s.step.pairs) for s in steps)
+        pairs += steps.pair_count  # the per-thing steps are built only when read
         peak = max(peak, router.state_size)
-    pairs += sum(len(s.step.pairs) for s in router.finish())
+    pairs += router.finish().pair_count
     return Figures(len(columns), pairs, time.perf_counter() - started, peak)
 
 
@@ -158,13 +212,38 @@ def run(records: int, baseline_records: int, progress: Progress | None = None) -
         "ratio": round(blocks.joins_per_s / blocks_base.joins_per_s, 1),
         "sample": {
             "things": len(set(sample_columns.things.tolist())),
-            **_rounded(asdict(sample)),
-            "records_per_s": round(sample.records_per_s),
-            "joins_per_s": round(sample.joins_per_s),
-            "baseline_records": sample_base.records,
-            "baseline_joins_per_s": round(sample_base.joins_per_s),
-            "ratio": round(sample.joins_per_s / sample_base.joins_per_s, 1),
+            **_against_baseline(sample, sample_base),
         },
+    }
+
+
+def run_things(
+    records: int, baseline_records: int, things: int, progress: Progress | None = None
+) -> dict:
+    """The real sample spread over `things` things, engine and baseline (on its first records)."""
+    say = progress or (lambda _: None)
+    engine_many(spread_sample(10_000, min(things, 1_000)), SAMPLE_SPEC)  # warm-up
+    columns = spread_sample(records, things)
+    say(f"engine: real sample, {records:,} records over {things:,} things")
+    figures = engine_many(columns, SAMPLE_SPEC)
+    say(f"baseline: the first {baseline_records:,} of those records")
+    base = baseline(columns.head(baseline_records), SAMPLE_SPEC)
+    return {
+        "input": "sample",
+        "things": len(set(columns.things.tolist())),
+        **_against_baseline(figures, base),
+    }
+
+
+def _against_baseline(figures: Figures, base: Figures) -> dict:
+    """The engine's figures, rates rounded, with the baseline's joins/s and the ratio."""
+    return {
+        **_rounded(asdict(figures)),
+        "records_per_s": round(figures.records_per_s),
+        "joins_per_s": round(figures.joins_per_s),
+        "baseline_records": base.records,
+        "baseline_joins_per_s": round(base.joins_per_s),
+        "ratio": round(figures.joins_per_s / base.joins_per_s, 1),
     }
 
 

@@ -51,20 +51,44 @@ def bench_join(
             "--baseline-records", min=1000, help="Records per input for the per-record baseline."
         ),
     ] = 200_000,
+    things: Annotated[
+        int | None,
+        typer.Option(
+            "--things",
+            min=1,
+            help=(
+                "Spread the real sample's records over N things (about records/N each, arriving "
+                "in time order across things) and run only that input. --json then prints one "
+                "flat object: things, records, pairs, seconds, records_per_s, joins_per_s, "
+                "peak_state, baseline_records, baseline_joins_per_s and ratio."
+            ),
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """The join engine against a per-record pure-Python implementation of the same spec.
 
     Inputs: the spec's blocks of five (one thing), and the real sample data's speed ⋈ torque
-    cloned into many things. Prints records/s, joins/s (pairs/s), pairs, peak state (records
-    held) and the engine/baseline ratio of joins/s.
+    cloned into many things (or, with --things N, spread over N things). Prints records/s,
+    joins/s (pairs/s), pairs, peak state (records held) and the engine/baseline ratio of joins/s.
     """
     module = _benchmark("join_bench")
     say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
-    figures = module.run(records, min(baseline_records, records), say)
+    baseline_records = min(baseline_records, records)
+    if things is not None:
+        figures = module.run_things(records, baseline_records, things, say)
+        rows = [(f"sample, {figures['things']:,} things", figures)]
+    else:
+        figures = module.run(records, baseline_records, say)
+        sample = figures["sample"]
+        rows = [("blocks of 5", figures), (f"sample, {sample['things']} things", sample)]
     if as_json:
         print(json.dumps(figures))
         return
+    console.print(_join_table(rows), width=max(console.width, 110))
+
+
+def _join_table(rows: list[tuple[str, dict]]) -> Table:
     table = Table(title="statestream bench join (M = million per second)")
     for column in (
         "input",
@@ -77,8 +101,7 @@ def bench_join(
         "ratio",
     ):
         table.add_column(column, justify="right" if column != "input" else "left")
-    sample = figures["sample"]
-    for label, row in (("blocks of 5", figures), (f"sample, {sample['things']} things", sample)):
+    for label, row in rows:
         table.add_row(
             label,
             f"{row['records']:,}",
@@ -89,7 +112,7 @@ def bench_join(
             _millions(row["baseline_joins_per_s"]),
             f"{row['ratio']}×",
         )
-    console.print(table, width=max(console.width, 110))
+    return table
 
 
 @bench_app.command("pipeline")

@@ -1,6 +1,7 @@
 """The complement-join engine: pure numpy, no Spark, Kafka or JSON.
 
-See ../shared/spec/complement-join.md (the contract) and `ComplementJoin`.
+See ../shared/spec/complement-join.md (the contract) and `ComplementJoin` (one thing);
+`ThingsJoin` joins many things at once, and `JoinRouter` many things and specs by name.
 """
 
 from statestream.join.codec import (
@@ -18,9 +19,10 @@ from statestream.join.engine import (
     SeriesBatch,
     SeriesVerdicts,
 )
-from statestream.join.router import JoinRouter, RoutedStep
+from statestream.join.router import JoinRouter, RoutedStep, RoutedSteps
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, SeriesState
 from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec, SpecTemplate
+from statestream.join.things import ThingsJoin, ThingsStep
 
 __all__ = [
     "ACCEPTED",
@@ -35,11 +37,14 @@ __all__ = [
     "JoinStep",
     "JoinedPairs",
     "RoutedStep",
+    "RoutedSteps",
     "SeriesBatch",
     "SeriesState",
     "SeriesVerdicts",
     "SpecTemplate",
     "StateFormatError",
+    "ThingsJoin",
+    "ThingsStep",
     "export_state",
     "pack_states",
     "restore_state",

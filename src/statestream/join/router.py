@@ -1,4 +1,4 @@
-"""Many things and many join specs at once: routes columns of records to one engine each.
+"""Many things and many join specs at once: routes columns of records to the join of each spec.
 
 >>> import numpy as np
 >>> router = JoinRouter([JoinSpec("speed", "torque", "power", function="product")])
@@ -14,20 +14,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from operator import itemgetter
+from typing import overload
 
 import numpy as np
 
-from statestream.join.engine import ComplementJoin, JoinStep, SeriesBatch
+from statestream.join.engine import ComplementJoin, JoinedPairs, JoinStep, SeriesVerdicts
+from statestream.join.keys import Groups
 from statestream.join.spec import JoinSpec
+from statestream.join.table import Rows
+from statestream.join.things import ThingsJoin, ThingsStep
 
 EngineKey = tuple[str, int]  # (thing, index of the spec)
+_I8 = np.int64
 
 
 @dataclass(frozen=True)
 class RoutedStep:
-    """One engine's step, with the input rows its left and right verdicts refer to."""
+    """One thing's step for one spec, with the input rows its left and right verdicts refer to."""
 
     thing: str
     spec: JoinSpec
@@ -37,10 +44,12 @@ class RoutedStep:
 
 
 class JoinRouter:
-    """One `ComplementJoin` per (thing, spec), created on first use or loaded by `load_engine`.
+    """The join of every (thing, spec): one `ThingsJoin` per spec holds the state of all things.
 
-    A record whose quantity is in no spec takes part in no join; a quantity in several specs
-    feeds each of them.
+    A thing's engine for a spec is created on its first record of the spec's quantities, or
+    loaded by `load_engine(thing, spec_index)` (a `ComplementJoin`, or None for a new one). A
+    record whose quantity is in no spec takes part in no join; a quantity in several specs feeds
+    each of them. `engines` gives every thing's state as a `ComplementJoin`, e.g. to store it.
     """
 
     def __init__(
@@ -49,21 +58,30 @@ class JoinRouter:
         load_engine: Callable[[str, int], ComplementJoin | None] | None = None,
     ) -> None:
         self.specs = list(specs)
-        self.engines: dict[EngineKey, ComplementJoin] = {}
         self._load_engine = load_engine
+        self._joins = [ThingsJoin(spec) for spec in self.specs]
+        self._things = _Codes()
+        self._names = self._things.names
+        self._quantities = _Codes()
+        self._created: list[tuple[int, int]] = []  # (thing code, spec index), in creation order
+
+    @property
+    def engines(self) -> dict[EngineKey, ComplementJoin]:
+        """Each (thing, spec index)'s state as a `ComplementJoin`, in order of creation.
+
+        Copies: for exporting (`export_state`); a change to one does not reach the router.
+        """
+        return {(self._names[c], i): self._joins[i].engine(c) for c, i in self._created}
 
     def engine(self, thing: str, spec_index: int) -> ComplementJoin:
-        key = (thing, spec_index)
-        engine = self.engines.get(key)
-        if engine is None:
-            loaded = self._load_engine(thing, spec_index) if self._load_engine else None
-            engine = loaded if loaded is not None else ComplementJoin(self.specs[spec_index])
-            self.engines[key] = engine
-        return engine
+        """A copy of one thing's state for one spec (created, or loaded, if it has none yet)."""
+        code = int(self._things([thing])[0])
+        self._create(np.array([code], dtype=_I8), spec_index)
+        return self._joins[spec_index].engine(code)
 
     @property
     def state_size(self) -> int:
-        return sum(engine.state_size for engine in self.engines.values())
+        return sum(join.state_size for join in self._joins)
 
     def process(
         self,
@@ -72,47 +90,207 @@ class JoinRouter:
         t: np.ndarray,
         v: np.ndarray,
         pos: np.ndarray | None = None,
-    ) -> list[RoutedStep]:
-        """Join a batch of records given as columns, in arrival order."""
-        pos = np.arange(len(t), dtype=np.int64) if pos is None else pos
-        steps = []
-        for spec_index, spec in enumerate(self.specs):
-            is_left = quantities == spec.left
-            is_right = quantities == spec.right
-            for thing, rows in _rows_by_thing(things, is_left | is_right):
-                left_rows = rows[is_left[rows]]
-                right_rows = rows[is_right[rows]]
-                step = self.engine(thing, spec_index).process(
-                    SeriesBatch(t[left_rows], v[left_rows], pos[left_rows]),
-                    SeriesBatch(t[right_rows], v[right_rows], pos[right_rows]),
-                )
-                steps.append(RoutedStep(thing, spec, step, left_rows, right_rows))
-        return steps
+    ) -> RoutedSteps:
+        """Join a batch of records given as columns, in arrival order.
 
-    def finish(self) -> list[RoutedStep]:
+        The steps come spec by spec, each spec's things in order of their first record.
+        """
+        t = np.asarray(t, dtype=np.float64)
+        v = np.asarray(v, dtype=np.float64)
+        pos = np.arange(len(t), dtype=_I8) if pos is None else np.asarray(pos, dtype=_I8)
+        sides = self._sides(np.asarray(quantities))
+        selected = np.zeros(len(t), dtype=bool)
+        for is_left, is_right in sides:
+            selected |= is_left | is_right
+        codes = np.full(len(t), -1, dtype=_I8)
+        if selected.all():
+            codes = self._things(np.asarray(things).tolist())
+        elif selected.any():
+            codes[selected] = self._things(np.asarray(things)[selected].tolist())
+        parts = []
+        for index, (is_left, is_right) in enumerate(sides):
+            rows = (np.flatnonzero(is_left), np.flatnonzero(is_right))
+            if len(rows[0]) or len(rows[1]):
+                parts.append(self._process_spec(index, rows, codes, t, v, pos))
+        return RoutedSteps(parts, self._names)
+
+    def finish(self) -> RoutedSteps:
         """Declare every engine's input finished and return the remaining pairs."""
-        empty = np.empty(0, dtype=np.int64)
+        empty = np.empty(0, dtype=_I8)
+        parts = [
+            _Part(
+                index,
+                join.spec,
+                np.empty(0, _I8),
+                join.process(Rows.empty(), Rows.empty(), finish=True),
+                (empty, empty),
+                (Groups.of(empty), Groups.of(empty)),
+            )
+            for index, join in enumerate(self._joins)
+        ]
+        order = [(index, code) for code, index in self._created]
+        return RoutedSteps(parts, self._names, order)
+
+    def _sides(self, quantities: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per spec, which records are of its left and of its right quantity."""
+        if len(self.specs) == 1:
+            spec = self.specs[0]
+            return [(quantities == spec.left, quantities == spec.right)]
+        # one pass over the column, however many specs
+        ids = self._quantities(np.asarray(quantities).tolist())
+        known = self._quantities([q for spec in self.specs for q in (spec.left, spec.right)])
+        return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
+
+    def _process_spec(self, index, rows, codes, t, v, pos) -> _Part:
+        left, right = (Rows(codes[r], t[r], v[r], pos[r]) for r in rows)
+        groups = (Groups.of(left.thing), Groups.of(right.thing))
+        things = _in_order_of_first_row(groups, rows)
+        self._create(things, index)
+        step = self._joins[index].process(left, right, groups=groups)
+        return _Part(index, self.specs[index], things, step, rows, groups)
+
+    def _create(self, things: np.ndarray, index: int) -> None:
+        """Give the things without one an engine for spec `index`, loaded if there is a loader."""
+        join = self._joins[index]
+        join.reserve(len(self._names))
+        new = things[~join.known[things]].tolist()
+        if not new:
+            return
+        join.known[new] = True
+        self._created += [(code, index) for code in new]
+        if self._load_engine is None:
+            return
+        loaded = [(c, self._load_engine(self._names[c], index)) for c in new]
+        loaded = [(c, e) for c, e in loaded if e is not None]
+        if loaded:
+            join.insert([c for c, _ in loaded], [e for _, e in loaded])
+
+
+class _Codes(dict):
+    """Small integer codes for hashable names (things, quantities), in order of first sight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list = []
+
+    def __missing__(self, name: Hashable) -> int:
+        code = self[name] = len(self.names)
+        self.names.append(name)
+        return code
+
+    def __call__(self, names: list) -> np.ndarray:
+        found = itemgetter(*names)(self) if len(names) > 1 else [self[n] for n in names]
+        return np.fromiter(found, dtype=_I8, count=len(names))
+
+
+def _in_order_of_first_row(groups: tuple[Groups, Groups], rows) -> np.ndarray:
+    """The things of either side, in order of their first row."""
+    size = max((int(g.codes[-1]) + 1 for g in groups if len(g.codes)), default=0)
+    first = np.full(size, np.iinfo(_I8).max, dtype=_I8)
+    for g, r in zip(groups, rows, strict=True):
+        first[g.codes] = np.minimum(first[g.codes], r[g.order[g.starts]])
+    things = np.flatnonzero(first < np.iinfo(_I8).max)
+    return things[np.argsort(first[things], kind="stable")]
+
+
+class _Part:
+    """One spec's `ThingsStep`, and where each thing's pairs, verdicts and rows are in it."""
+
+    def __init__(self, index, spec, things, step: ThingsStep, rows, groups) -> None:
+        self.index, self.spec, self.step = index, spec, step
+        self.things = things  # in step order
+        self._rows, self.groups = rows, groups
+
+    @cached_property
+    def _grouped(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per side: rows, verdict codes and watermarks, by thing (arrival order within)."""
+        verdicts = (self.step.left, self.step.right)
         return [
-            RoutedStep(thing, self.specs[index], engine.finish(), empty, empty)
-            for (thing, index), engine in self.engines.items()
+            (rows[g.order], v.codes[g.order], v.watermark[g.order])
+            for rows, v, g in zip(self._rows, verdicts, self.groups, strict=True)
         ]
 
+    def bounds(self, codes: np.ndarray) -> list[tuple[int, ...]]:
+        """Per thing: where its pairs, left and right rows are (start, end each)."""
+        thing = self.step.pair_thing
+        columns = [np.searchsorted(thing, codes, "left"), np.searchsorted(thing, codes, "right")]
+        for g in self.groups:
+            if len(g.codes) == 0:  # no rows on this side
+                columns += [np.zeros(len(codes), _I8)] * 2
+                continue
+            at = np.minimum(np.searchsorted(g.codes, codes), len(g.codes) - 1)
+            found = g.codes[at] == codes
+            start = np.where(found, g.starts[at], 0)
+            columns += [start, start + np.where(found, g.sizes[at], 0)]
+        return list(zip(*(c.tolist() for c in columns), strict=True))
 
-def _rows_by_thing(things: np.ndarray, selected: np.ndarray) -> Iterator[tuple[str, np.ndarray]]:
-    """(thing, its selected row indices in arrival order) in order of first appearance."""
-    rows = np.flatnonzero(selected)
-    if len(rows) == 0:
-        return
-    codes: dict[str, int] = {}
-    inverse = np.fromiter(
-        (codes.setdefault(thing, len(codes)) for thing in things[rows].tolist()),
-        dtype=np.int64,
-        count=len(rows),
-    )
-    if len(codes) == 1:
-        yield next(iter(codes)), rows
-        return
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(codes) + 1))
-    for code, thing in enumerate(codes):
-        yield thing, rows[order[bounds[code] : bounds[code + 1]]]
+    def routed(self, name: str, bounds: tuple[int, ...]) -> RoutedStep:
+        a, b, ls, le, rs, re = bounds
+        pairs = self.step.pairs
+        (l_rows, l_codes, l_wm), (r_rows, r_codes, r_wm) = self._grouped
+        step = JoinStep(
+            JoinedPairs(
+                pairs.left_t[a:b],
+                pairs.left_v[a:b],
+                pairs.left_pos[a:b],
+                pairs.right_t[a:b],
+                pairs.right_v[a:b],
+                pairs.right_pos[a:b],
+                pairs.result[a:b],
+            ),
+            SeriesVerdicts(l_codes[ls:le], l_wm[ls:le]),
+            SeriesVerdicts(r_codes[rs:re], r_wm[rs:re]),
+        )
+        return RoutedStep(name, self.spec, step, l_rows[ls:le], r_rows[rs:re])
+
+
+class RoutedSteps(Sequence[RoutedStep]):
+    """The steps of one call, one per (thing, spec), each built when it is read.
+
+    `pair_count` counts the pairs of all steps without building them.
+    """
+
+    def __init__(
+        self, parts: list[_Part], names: list, order: list[tuple[int, int]] | None = None
+    ) -> None:
+        self._parts = {part.index: part for part in parts}
+        self._names = names
+        self._given_order = order
+
+    @cached_property
+    def _order(self) -> list[tuple[int, int]]:
+        """(spec index, thing code) per step: as given, or part by part in its things' order."""
+        if self._given_order is not None:
+            return self._given_order
+        return [
+            (part.index, code) for part in self._parts.values() for code in part.things.tolist()
+        ]
+
+    @property
+    def pair_count(self) -> int:
+        return sum(len(part.step.pairs) for part in self._parts.values())
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, i: int) -> RoutedStep: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[RoutedStep]: ...
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        index, code = self._order[i]
+        part = self._parts[index]
+        return part.routed(self._names[code], part.bounds(np.array([code]))[0])
+
+    def __iter__(self) -> Iterator[RoutedStep]:
+        wanted: dict[int, list[int]] = {index: [] for index in self._parts}
+        for index, code in self._order:
+            wanted[index].append(code)
+        bounds = {
+            index: iter(self._parts[index].bounds(np.array(codes, dtype=_I8)))
+            for index, codes in wanted.items()
+        }
+        for index, code in self._order:
+            yield self._parts[index].routed(self._names[code], next(bounds[index]))

@@ -106,7 +106,8 @@ class SeriesState:
         """Add accepted records (arrival order) to pending and raise the largest time seen."""
         if len(t) == 0:
             return
-        self.max_t = max(self.max_t, float(t.max()))
+        # the first of equal largest times (argmax), so that -0.0 and 0.0 resolve one way
+        self.max_t = max(self.max_t, float(t[np.argmax(t)]))
         if len(self.pend_t) == 0:
             order = np.argsort(t, kind="stable")
             self.pend_t, self.pend_v, self.pend_pos = t[order], v[order], pos[order]

@@ -1,0 +1,164 @@
+"""`emission.newly_certain_pairs` for the tails of many things at once.
+
+The same four generators and local relation checks as for one thing (see `emission`), on columns
+sorted by (thing, time): neighbours and lookups stay inside a thing because the lookups search
+(thing, time) keys (`keys.TimeKeys`) and a candidate whose two records belong to different things
+is dropped. Pairs come out sorted by (thing, pair time), each thing's in the order one thing's
+engine emits them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from statestream.join.keys import TimeKeys
+from statestream.join.table import Rows
+
+
+@dataclass(frozen=True)
+class TailView:
+    """One series' tails in one step: keys, neighbour times, fresh releases, watermarks.
+
+    `start`, `end`, `wm_before` and `wm_now` are indexed by the thing's local index
+    (`local[thing]`, 0 … things − 1 in code order); `start` and `end` bound its rows.
+    """
+
+    rows: Rows
+    local: np.ndarray  # the local index of each record's thing
+    start: np.ndarray
+    end: np.ndarray
+    keys: np.ndarray
+    prev_t: np.ndarray
+    next_t: np.ndarray
+    fresh: np.ndarray  # released in this step
+    wm_before: np.ndarray
+    wm_now: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        rows: Rows,
+        local: np.ndarray,
+        keys: np.ndarray,
+        fresh: np.ndarray,
+        head_prev_t: np.ndarray,
+        watermarks: tuple[np.ndarray, np.ndarray],
+    ) -> TailView:
+        counts = np.bincount(local, minlength=len(watermarks[0]))
+        end = np.cumsum(counts)
+        t, thing = rows.t, rows.thing
+        prev_t = np.empty_like(t)
+        next_t = np.empty_like(t)
+        if len(t):
+            same = thing[1:] == thing[:-1]
+            prev_t[0] = head_prev_t[thing[0]]
+            prev_t[1:] = np.where(same, t[:-1], head_prev_t[thing[1:]])
+            next_t[:-1] = np.where(same, t[1:], np.inf)
+            next_t[-1] = np.inf  # the next release has a time ≥ the watermark ≥ t[-1]
+        return cls(rows, local, end - counts, end, keys, prev_t, next_t, fresh, *watermarks)
+
+
+def newly_certain_pairs(
+    sl: TailView, sr: TailView, keys: TimeKeys, tolerance_ms: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Tail indices (l, r) of the pairs certain now but not before, by (thing, pair time).
+
+    The four generators of `emission.newly_certain_pairs`, each with only the checks its
+    construction leaves open: l's next R is at or after l and the R before it in the tail is
+    before l, so r = next_R(l) holds once the R before it, or the pruned one, is before l; and so
+    on. A pair is kept by the first generator whose relation holds for it.
+    """
+    nl, nr = len(sl.keys), len(sr.keys)
+    if nl == 0 or nr == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    next_r, prev_r, next_l, prev_l = _neighbours(sl.keys, sr.keys)
+    parts = [
+        _next_of_left(sl, sr, next_r, tolerance_ms),
+        _prev_of_left(sl, sr, prev_r, tolerance_ms),
+        _next_of_right(sl, sr, next_l, tolerance_ms),
+        _prev_of_right(sl, sr, prev_l, tolerance_ms),
+    ]
+    li = np.concatenate([p[0] for p in parts])
+    ri = np.concatenate([p[1] for p in parts])
+    if len(li) == 0:
+        return li, ri
+    # each generator's output is in (thing, pair time) order: a stable sort merges four runs
+    order = keys.order_of_sums(sl.local[li], sl.rows.t[li] + sr.rows.t[ri])
+    return li[order], ri[order]
+
+
+def _neighbours(kl: np.ndarray, kr: np.ndarray):
+    """Per l: its first R key ≥ and last R key ≤; per r: its first and last L key (indices; in
+    another thing, or out of range, when its own thing has none)."""
+    nl = len(kl)
+    merged = np.argsort(np.concatenate((kl, kr)), kind="stable")  # two sorted runs: a merge
+    is_r = merged >= nl
+    r_before_l = np.flatnonzero(~is_r) - np.arange(nl)  # R keys < each L key
+    l_up_to_r = np.flatnonzero(is_r) - np.arange(len(kr))  # L keys ≤ each R key
+    inside = r_before_l < len(kr)
+    if not (kr[r_before_l[inside]] == kl[inside]).any():  # no L key equals an R key
+        return r_before_l, r_before_l - 1, l_up_to_r, l_up_to_r - 1
+    merged = np.argsort(np.concatenate((kr, kl)), kind="stable")  # R first among equal keys
+    is_l = merged >= len(kr)
+    r_up_to_l = np.flatnonzero(is_l) - np.arange(nl)
+    l_before_r = np.flatnonzero(~is_l) - np.arange(len(kr))
+    return r_before_l, r_up_to_l - 1, l_before_r, l_up_to_r - 1
+
+
+def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray | bool:
+    return np.abs(lt - rt) <= tolerance_ms if np.isfinite(tolerance_ms) else True
+
+
+def _next_of_left(sl: TailView, sr: TailView, next_r: np.ndarray, tolerance_ms: float):
+    """Generator 0, r = next_R(l): certain once both are released."""
+    li = np.flatnonzero(next_r < sr.end[sl.local])  # an R at or after l in l's thing
+    ri = next_r[li]
+    lt, rt = sl.rows.t[li], sr.rows.t[ri]
+    emit = (sr.prev_t[ri] < lt) & (sl.fresh[li] | sr.fresh[ri]) & _tolerated(lt, rt, tolerance_ms)
+    return li[emit], ri[emit]
+
+
+def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: float):
+    """Generator 1, r = prev_R(l), where r = next_R(l) does not hold."""
+    li = np.flatnonzero(prev_r >= sr.start[sl.local])  # an R at or before l in l's thing
+    ri = prev_r[li]
+    lt, rt = sl.rows.t[li], sr.rows.t[ri]
+    tied = rt == lt
+    keep = ~(tied & (sr.prev_t[ri] < lt))
+    via_next = sl.prev_t[li] < rt  # l = next_L(r)
+    via_prev_l = tied & (sl.next_t[li] > rt)  # l = prev_L(r)
+    thing = sl.local[li]
+    now = via_next | (sr.wm_now[thing] > lt) | (via_prev_l & (sl.wm_now[thing] > rt))
+    before = via_next | (sr.wm_before[thing] > lt) | (via_prev_l & (sl.wm_before[thing] > rt))
+    fresh = sl.fresh[li] | sr.fresh[ri]
+    emit = keep & now & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
+    return li[emit], ri[emit]
+
+
+def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
+    """Generator 2, l = next_L(r), where neither relation of l holds."""
+    ri = np.flatnonzero(next_l < sl.end[sr.local])
+    li = next_l[ri]
+    lt, rt = sl.rows.t[li], sr.rows.t[ri]
+    tied = lt == rt
+    keep = (sl.prev_t[li] < rt) & ~(tied & (sr.prev_t[ri] < lt)) & ~(sr.next_t[ri] > lt)
+    emit = keep & (sl.fresh[li] | sr.fresh[ri]) & _tolerated(lt, rt, tolerance_ms)
+    return li[emit], ri[emit]
+
+
+def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms: float):
+    """Generator 3, l = prev_L(r), where no other relation holds: certain once L's watermark is
+    past r."""
+    ri = np.flatnonzero(prev_l >= sl.start[sr.local])
+    li = prev_l[ri]
+    lt, rt = sl.rows.t[li], sr.rows.t[ri]
+    tied = lt == rt
+    keep = ~(sr.prev_t[ri] < lt) & ~(tied & (sr.next_t[ri] > lt)) & ~(tied & (sl.prev_t[li] < rt))
+    thing = sr.local[ri]
+    now = sl.wm_now[thing] > rt
+    before = sl.wm_before[thing] > rt
+    fresh = sl.fresh[li] | sr.fresh[ri]
+    emit = keep & now & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
+    return li[emit], ri[emit]

@@ -1,0 +1,251 @@
+"""The series operations of `SeriesState` (classify, accept, release, prune) for many things.
+
+Each function does for the rows of every thing of a `SeriesTable` what its `SeriesState` or
+`ComplementJoin` counterpart does for one thing, with segment-wise numpy operations over
+(thing, time): a running maximum over ranks that are ordered by thing first, `searchsorted` on
+`TimeKeys`, and stable sorts that only merge sorted runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from statestream.join.engine import SeriesVerdicts
+from statestream.join.keys import Groups, TimeKeys, group_order
+from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED
+from statestream.join.spec import JoinSpec
+from statestream.join.table import Rows, SeriesTable
+from statestream.join.things_emission import TailView
+
+_I8 = np.int64
+_F8 = np.float64
+
+
+def ingest(
+    table: SeriesTable, side: str, rows: Rows, groups: Groups, spec: JoinSpec, keys: TimeKeys
+) -> SeriesVerdicts:
+    """Classify a batch of one series (arrival order) and add the accepted records to pending."""
+    if len(rows) == 0:
+        return SeriesVerdicts(np.empty(0, np.int8), np.empty(0, _F8))
+    valid = np.isfinite(rows.t) & spec.accepts(side, rows.v)
+    codes, watermark, by_time = _classify(table, rows, groups, valid, spec.disorder_ms)
+    _mark_duplicates(table, rows, codes, by_time, spec.disorder_ms, keys)
+    accepted = by_time[codes[by_time] == ACCEPTED]
+    _accept(table, rows.take(accepted), keys)
+    return SeriesVerdicts(codes, watermark)
+
+
+def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray, disorder: float):
+    """Verdicts but duplicates, the watermark each record met, and the (thing, time, arrival)
+    order of the batch (`SeriesState.classify`)."""
+    n = len(rows)
+    seen = np.where(valid, rows.t, -np.inf)
+    grouped = seen[groups.order]
+    largest = np.empty(n, dtype=_F8)  # per thing, the largest time seen before each record
+    rising = grouped[1:] >= grouped[:-1]
+    rising[groups.starts[1:] - 1] = True
+    if rising.all():  # each thing's records arrived in time order (the usual case)
+        by_time = groups.order
+        largest[1:] = grouped[:-1]
+    else:
+        by_seen = np.argsort(seen, kind="stable")
+        by_time = by_seen[group_order(rows.thing[by_seen])]
+        # a rank in (thing, time) order grows from thing to thing: one running maximum
+        rank = np.empty(n, dtype=_I8)
+        rank[by_time] = np.arange(n)
+        running = np.maximum.accumulate(rank[groups.order])
+        largest[1:] = seen[by_time[running[:-1]]]
+    largest[groups.starts] = -np.inf
+    np.maximum(largest, np.repeat(table.max_t[groups.codes], groups.sizes), out=largest)
+    largest -= disorder
+    watermark = np.empty(n, dtype=_F8)
+    watermark[groups.order] = largest
+    codes = np.where(valid, ACCEPTED, MALFORMED).astype(np.int8)
+    codes[valid & (rows.t < watermark)] = LATE
+    return codes, watermark, by_time
+
+
+def _mark_duplicates(
+    table: SeriesTable,
+    rows: Rows,
+    codes: np.ndarray,
+    by_time: np.ndarray,
+    disorder: float,
+    keys: TimeKeys,
+) -> None:
+    """Mark the records that repeat the time and value of an accepted one of their thing."""
+    candidates = by_time[codes[by_time] == ACCEPTED]  # in (thing, time, arrival) order
+    if len(candidates) == 0:
+        return
+    cand_thing, cand_t = rows.thing[candidates], rows.t[candidates]
+    # A record that is not late can only repeat a remembered one at or above the watermark
+    # before this batch: pending, or in the tail at or above it; and no remembered time is
+    # above the largest time seen.
+    among_batch = (cand_thing[1:] == cand_thing[:-1]) & (cand_t[1:] == cand_t[:-1])
+    if not among_batch.any() and not (cand_t <= table.max_t[cand_thing]).any():
+        return
+    tail = table.tail
+    memory = Rows.concat([tail.take(tail.t >= table.max_t[tail.thing] - disorder), table.pending])
+    all_t = np.concatenate((memory.t, cand_t))
+    all_v = np.concatenate((memory.v, rows.v[candidates]))
+    all_k = keys.stored(np.concatenate((memory.thing, cand_thing)), all_t)
+    order = np.argsort(all_k, kind="stable")  # memory first, then the batch in arrival order
+    sorted_k = all_k[order]
+    same_as_prev = np.empty(len(sorted_k), dtype=bool)
+    same_as_prev[0] = False
+    np.equal(sorted_k[1:], sorted_k[:-1], out=same_as_prev[1:])
+    if not same_as_prev.any():
+        return
+    tied = same_as_prev | np.concatenate((same_as_prev[1:], [False]))
+    idx = order[tied]
+    # among records of equal thing, time and value, all but the first repeat
+    sub = np.lexsort((idx, all_v[idx], all_k[idx]))
+    sk, sv, si = all_k[idx][sub], all_v[idx][sub], idx[sub]
+    repeat = np.zeros(len(si), dtype=bool)
+    repeat[1:] = (sk[1:] == sk[:-1]) & (sv[1:] == sv[:-1])
+    dup_positions = si[repeat] - len(memory)
+    codes[candidates[dup_positions[dup_positions >= 0]]] = DUPLICATE
+
+
+def _runs(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct codes of a sorted column and how often each occurs."""
+    if len(sorted_codes) == 0:
+        return sorted_codes, np.empty(0, dtype=_I8)
+    first = np.empty(len(sorted_codes), dtype=bool)
+    first[0] = True
+    np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return sorted_codes[starts], np.diff(np.append(starts, len(sorted_codes)))
+
+
+def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+    """Per thing of rows in (thing, time, arrival) order: its largest time, the first arrived of
+    equal ones (as `np.argmax`, which tells -0.0 from 0.0)."""
+    thing, t = rows.thing, rows.t
+    last = np.flatnonzero(np.append(thing[1:] != thing[:-1], True))
+    sizes = np.diff(np.append(-1, last))
+    top = np.repeat(t[last], sizes)
+    at_top = t == top
+    first = at_top.copy()
+    first[1:] &= ~at_top[:-1] | (thing[1:] != thing[:-1])
+    return thing[last], t[np.flatnonzero(first)]
+
+
+def _accept(table: SeriesTable, accepted: Rows, keys: TimeKeys) -> None:
+    """Add accepted records, in (thing, time, arrival) order, to pending; raise max_t."""
+    if len(accepted) == 0:
+        return
+    things, largest = _largest(accepted)
+    old = table.max_t[things]
+    table.max_t[things] = np.where(largest > old, largest, old)
+    if len(table.pending) == 0:
+        table.pending = accepted
+        return
+    both = Rows.concat([table.pending, accepted])
+    # pending arrived first: a stable sort keeps it first among equal times
+    table.pending = both.take(np.argsort(keys.stored(both.thing, both.t), kind="stable"))
+
+
+def release(table: SeriesTable, disorder: float) -> np.ndarray:
+    """Move the pending records at or below their thing's watermark to the tail; returns which
+    tail records are new."""
+    pending = table.pending
+    released = pending.t <= table.watermark(pending.thing, disorder)
+    if not released.any():
+        return np.zeros(len(table.tail), dtype=bool)
+    if released.all():
+        out, table.pending = pending, Rows.empty()
+    else:
+        out, table.pending = pending.take(released), pending.take(~released)
+    things, counts = _runs(out.thing)
+    table.n_released[things] += counts
+    if len(table.tail) == 0:
+        table.tail = out
+        return np.ones(len(out), dtype=bool)
+    both = Rows.concat([table.tail, out])
+    order = group_order(both.thing)
+    table.tail = both.take(order)
+    return order >= len(both) - len(out)
+
+
+def prune(
+    left: SeriesTable,
+    right: SeriesTable,
+    tails: tuple[TailView, TailView],
+    things: np.ndarray,
+    watermarks: tuple[np.ndarray, np.ndarray],
+    keys: TimeKeys,
+) -> None:
+    """Drop the records that can take part in no future pair (`ComplementJoin._prune`).
+
+    `things` are the codes of all things in the tables, sorted; `watermarks` theirs now.
+    """
+    wl, wr = watermarks
+    bounds = [(tail.start, tail.end) for tail in tails]
+    tail_keys = [tail.keys for tail in tails]
+    unsettled_l = _first_unsettled(
+        left, tail_keys[0], bounds[0], right, bounds[1], wr, things, keys
+    )
+    unsettled_r = _first_unsettled(
+        right, tail_keys[1], bounds[1], left, bounds[0], wl, things, keys
+    )
+    # lookups into L come from R records still to be released (t ≥ W_R) and from unsettled R
+    # records; L's own unsettled records stay, and so does all at or above W_L (duplicates)
+    threshold = np.minimum(np.minimum(wr, unsettled_r), np.minimum(unsettled_l, wl))
+    for table, k, (start, end) in zip((left, right), tail_keys, bounds, strict=True):
+        _prune_tail(table, k, start, end, threshold, things, keys)
+
+
+def _first_unsettled(
+    series: SeriesTable,
+    series_keys: np.ndarray,
+    bounds: tuple[np.ndarray, np.ndarray],
+    other: SeriesTable,
+    other_bounds: tuple[np.ndarray, np.ndarray],
+    other_wm: np.ndarray,
+    things: np.ndarray,
+    keys: TimeKeys,
+) -> np.ndarray:
+    """Per thing: the smallest time of a released record whose own relations into `other` are
+    not certain (`engine._first_unsettled_time`)."""
+    result = np.full(len(things), np.inf)
+    if len(series.tail) == 0:
+        return result
+    o_start, o_end = other_bounds
+    other_last = np.full(len(things), -np.inf)
+    has_other = o_end > o_start
+    other_last[has_other] = other.tail.t[o_end[has_other] - 1]
+    # next_other uncertain: no released record of `other` at or after it;
+    # prev_other uncertain: other's watermark not past it.
+    a = np.searchsorted(series_keys, keys(things, other_last), side="right")
+    b = np.searchsorted(series_keys, keys(things, other_wm), side="left")
+    first = np.minimum(a, b)
+    inside = (first < bounds[1]) & ~other.finished[things]
+    result[inside] = series.tail.t[first[inside]]
+    return result
+
+
+def _prune_tail(
+    table: SeriesTable,
+    tail_keys: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    threshold: np.ndarray,
+    things: np.ndarray,
+    keys: TimeKeys,
+) -> None:
+    """Per thing, drop the tail records below its threshold but the last of them
+    (`SeriesState.prune`)."""
+    if len(table.tail) == 0:
+        return
+    keep_from = np.searchsorted(tail_keys, keys(things, threshold), side="left") - 1 - start
+    keep_from = np.minimum(keep_from, end - start - 1)
+    cut = keep_from > 0
+    if not cut.any():
+        return
+    table.head_prev_t[things[cut]] = table.tail.t[start[cut] + keep_from[cut] - 1]
+    first = start + np.maximum(keep_from, 0)
+    lengths = end - first
+    before = np.cumsum(lengths) - lengths
+    kept = np.arange(int(before[-1] + lengths[-1])) + np.repeat(first - before, lengths)
+    table.tail = table.tail.take(kept)
