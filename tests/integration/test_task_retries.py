@@ -11,10 +11,10 @@ import json
 import os
 import signal
 import sys
-import zlib
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 from pyspark import cloudpickle
 
 from statestream.config import Settings
@@ -110,10 +110,10 @@ def test_a_python_worker_killed_mid_write_is_retried_exactly_once(
     _assert_exactly_the_offline_join(settings, lines)
 
 
-def test_records_land_in_the_partition_librdkafka_would_choose(
+def test_records_land_in_the_partition_the_connector_would_choose(
     spark, local_services: Settings, unique_name: str, tmp_path: Path
 ) -> None:
-    """A key's partition is CRC-32 of the key modulo the partitions, as for the Python clients,
+    """A key's partition is the one the connector's producer (murmur2, Java-compatible) picks,
     so a series keeps one partition whoever wrote it."""
     settings = _topic_settings(local_services, unique_name, 5)
     lines = _narrow_lines("time", 600)
@@ -124,7 +124,27 @@ def test_records_land_in_the_partition_librdkafka_would_choose(
     _join(spark, settings, options)
     records = read_records(settings, settings.topics.machine_out)
     assert records
+    keys = {key for _, key, _ in records}
+    chosen = _partitions_chosen_by_the_connector(settings, f"{unique_name}.late", keys)
     for partition, key, value in records:
         pair = json.loads(value)
         assert key == f"{pair['thing']}.{pair['quantity']}".encode()
-        assert partition == zlib.crc32(key) % 5
+        assert partition == chosen[key]
+
+
+def _partitions_chosen_by_the_connector(
+    settings: Settings, topic: str, keys: set[bytes]
+) -> dict[bytes, int]:
+    """Where `ingest.kafka_sink`'s partitioner puts each key on `topic` (5 partitions too)."""
+    chosen: dict[bytes, int] = {}
+    producer = Producer({**settings.kafka.client_config(), "partitioner": "murmur2_random"})
+    for key in keys:
+        producer.produce(
+            topic,
+            key=key,
+            value=b"",
+            on_delivery=lambda _e, m: chosen.update({m.key(): m.partition()}),
+        )
+    producer.flush(30)
+    assert set(chosen) == keys
+    return chosen

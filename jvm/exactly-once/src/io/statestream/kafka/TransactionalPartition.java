@@ -89,7 +89,8 @@ final class TransactionalPartition {
     config.put("buffer.memory", String.valueOf(64L << 20));
     config.put("compression.type", "lz4");
     config.put("max.block.ms", "30000");
-    config.put("partitioner.class", Crc32Partitioner.class.getName());
+    // Kafka's default partitioner for keyed records: murmur2, as the connector's producer
+    // (librdkafka's murmur2_random), so a series keeps one partition whoever wrote it
     producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
     producer.initTransactions(); // fences every earlier attempt; the broker aborts its transaction
     lastCommitted = CommitMarkers.lastCommitted(options, partition);
