@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from statestream.config import Settings, load_settings
 from statestream.services.topics import create_topics
@@ -40,6 +40,35 @@ def test_create_topics_is_idempotent(local_services: Settings, unique_name: str)
     admin = AdminClient(settings.kafka.client_config())
     resource = ConfigResource(ConfigResource.Type.TOPIC, names["machine_data"])
     config = admin.describe_configs([resource])[resource].result(timeout=30)
-    assert config["cleanup.policy"].value == "compact"
+    assert config["cleanup.policy"].value == "delete"  # a time series keeps its history
     assert config["retention.ms"].value == str(2 * 24 * 3600 * 1000)
+    assert config["retention.bytes"].value == "-1"
+    assert not any(r.warning for r in second)
+    admin.delete_topics(list(names.values()), operation_timeout=30)
+
+
+def test_an_existing_compacted_time_series_topic_is_warned_about(
+    local_services: Settings, unique_name: str
+) -> None:
+    """A machine topic made with the old cleanup.policy=compact loses all but each series'
+    latest record: `topics create` leaves it alone but says so, and how to change it."""
+    names = {
+        "machine_data": f"{unique_name}.data",
+        "machine_out": f"{unique_name}.out",
+        "dead_letter": f"{unique_name}.deadletter",
+        "late": f"{unique_name}.late",
+        "stats": f"{unique_name}.stats",
+        "alerts": f"{unique_name}.alerts",
+        "commits": f"{unique_name}.commits",
+    }
+    admin = AdminClient(local_services.kafka.client_config())
+    old = NewTopic(names["machine_out"], 3, 1, config={"cleanup.policy": "compact"})
+    admin.create_topics([old])[names["machine_out"]].result(30)
+    settings = local_services.model_copy(
+        update={"topics": local_services.topics.model_copy(update=names)}
+    )
+    results = {r.name: r for r in create_topics(settings)}
+    warning = results[names["machine_out"]].warning
+    assert "cleanup.policy=compact" in warning and "cleanup.policy=delete" in warning
+    assert results[names["machine_data"]].warning == ""  # created now, with delete
     admin.delete_topics(list(names.values()), operation_timeout=30)

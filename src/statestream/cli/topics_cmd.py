@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, settings_from
+from statestream.cli._common import console, err_console, settings_from
 from statestream.services.topics import create_topics
 
 topics_app = typer.Typer(help="Manage statestream's Kafka topics.", no_args_is_help=True)
@@ -27,6 +27,9 @@ def create(ctx: typer.Context) -> None:
         row = [result.name, state, str(result.partitions), config]
         table.add_row(*row, *([result.note] if notes else []))
     console.print(table)
+    for result in results:
+        if result.warning:
+            err_console.print(f"[yellow]warning:[/] {result.warning}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -220,8 +220,13 @@ class TopicsSettings(_Section):
     machine_data_partitions: int = Field(5, ge=1)
     machine_out_partitions: int = Field(3, ge=1)
     other_partitions: int = Field(1, ge=1)
-    cleanup_policy: str = "compact"
-    retention_ms: int = Field(2 * 24 * 3600 * 1000, ge=-1)
+    cleanup_policy: str = Field(
+        "delete",
+        description="of machine.data and machine.out; compact would keep only the latest "
+        "record of each series (their key is thing.quantity) and lose history",
+    )
+    retention_ms: int = Field(2 * 24 * 3600 * 1000, ge=-1, description="-1: kept for ever")
+    retention_bytes: int = Field(-1, ge=-1, description="per partition; -1: no size limit")
 
 
 class IngestSettings(_Section):

@@ -6,15 +6,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic, TopicMetadata
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, TopicMetadata
 
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.services.kafka import kafka_health
+from statestream.sinks.kafka_exactly_once import COMMITS_TOPIC_CONFIG
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class TopicResult:
     state: Literal["created", "exists"]
     partitions: int
     note: str = ""
+    warning: str = ""  # an existing time-series topic that compacts (and so loses history)
 
     @property
     def name(self) -> str:
@@ -45,16 +47,24 @@ class TopicResult:
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
-    """The topics of the settings: the two compacted machine topics, four others, the commits."""
+    """The topics of the settings: the two time-series topics, four others, the commits topic.
+
+    Time series are deleted after their retention, never compacted: their key is
+    thing.quantity, so compaction would keep only each series' latest record. Only the commits
+    topic, where a query's last marker is all that matters, is compacted.
+    """
     topics = settings.topics
-    retention = {"retention.ms": str(topics.retention_ms)}
-    compacted = {"cleanup.policy": topics.cleanup_policy, **retention}
+    retention = {
+        "retention.ms": str(topics.retention_ms),
+        "retention.bytes": str(topics.retention_bytes),
+    }
+    series = {"cleanup.policy": topics.cleanup_policy, **retention}
     others = (topics.dead_letter, topics.late, topics.stats, topics.alerts)
     return [
-        TopicSpec(topics.machine_data, topics.machine_data_partitions, compacted),
-        TopicSpec(topics.machine_out, topics.machine_out_partitions, compacted),
+        TopicSpec(topics.machine_data, topics.machine_data_partitions, series),
+        TopicSpec(topics.machine_out, topics.machine_out_partitions, series),
         *(TopicSpec(name, topics.other_partitions, retention) for name in others),
-        TopicSpec(topics.commits, 1, {"cleanup.policy": "compact"}),
+        TopicSpec(topics.commits, 1, dict(COMMITS_TOPIC_CONFIG)),
     ]
 
 
@@ -84,7 +94,27 @@ def create_topics(settings: Settings, timeout_s: float = 30.0) -> list[TopicResu
                 raise ServiceError(f"could not create topic {spec.name}: {error.str()}") from None
             state = "exists"
         results.append(_result(spec, state, existing.get(spec.name)))
-    return results
+    series = {settings.topics.machine_data, settings.topics.machine_out}
+    return [
+        _with_compaction_warning(admin, result) if result.name in series else result
+        for result in results
+    ]
+
+
+def _with_compaction_warning(admin: AdminClient, result: TopicResult) -> TopicResult:
+    """`result` with a warning if its topic, a time series, has a compacting cleanup policy."""
+    resource = ConfigResource(ConfigResource.Type.TOPIC, result.name)
+    config = admin.describe_configs([resource])[resource].result(timeout=30)
+    policy = config["cleanup.policy"].value if "cleanup.policy" in config else "delete"
+    if "compact" not in policy:
+        return result
+    warning = (
+        f"{result.name} has cleanup.policy={policy}: Kafka keeps only the latest record of each "
+        "series (key thing.quantity) and a lagging or restarted job loses data; change it with "
+        f"kafka-configs.sh --alter --entity-type topics --entity-name {result.name} "
+        "--add-config cleanup.policy=delete"
+    )
+    return replace(result, warning=warning)
 
 
 def _result(
