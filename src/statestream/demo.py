@@ -3,14 +3,17 @@
 Four processes, each the statestream command a user would run by hand, with the same settings:
 the dashboard, the MQTT connector, the Spark pipeline (join, statistics, InfluxDB sink in one
 application) and the simulator replaying the sample in real time, re-timed to now. Each writes
-its output to `<data_dir>/logs/demo-<part>.log`. Stopping (Ctrl-C) goes front to back: the
-simulator first, so that what it sent still flows through, then the connector, the pipeline and
-the dashboard, each with SIGINT and time to finish cleanly.
+its output to `<data_dir>/logs/demo-<part>.log`. Stopping (Ctrl-C, SIGTERM or SIGHUP) goes front
+to back: the simulator first, so that what it sent still flows through, then the connector, the
+pipeline and the dashboard, each with SIGINT and time to finish cleanly. A demo killed with -9
+cannot do that: each part then gets SIGINT from the kernel (PR_SET_PDEATHSIG) and stops itself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import shutil
 import signal
@@ -28,6 +31,7 @@ from statestream.config import Settings, settings_environment
 from statestream.errors import ServiceError
 
 STOP_TIMEOUT_S = 45.0
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class DemoPart:
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the demo only, which stops all in order
+            preexec_fn=_stop_when_parent_dies(os.getpid()),
         )
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
@@ -81,6 +86,22 @@ class DemoPart:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-count:])
         except OSError:
             return ""
+
+
+def _stop_when_parent_dies(parent: int) -> Callable[[], None]:
+    """A part's pre-exec step: SIGINT (its clean stop) when the demo dies, even by SIGKILL.
+
+    Linux's PR_SET_PDEATHSIG; elsewhere a part outlives a demo killed with -9.
+    """
+
+    def arm() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
+        if os.getppid() != parent:  # the demo died before the line above
+            os.kill(os.getpid(), signal.SIGINT)
+
+    return arm
 
 
 def _signal_group(process: subprocess.Popen, signum: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -102,3 +103,70 @@ def test_demo_runs_every_part_and_stops_cleanly(
     with pytest.raises(OSError):
         urllib.request.urlopen(address, timeout=5)
     influx_query(settings, f'DROP DATABASE "{unique_name}"', database=None)
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below `pid` (children, their children, …), from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":  # a zombie has ended; only its parent has not reaped it yet
+            alive.add(pid)
+    return alive
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["TERM", "KILL"])
+def test_a_demo_ended_by_a_signal_leaves_no_process_behind(
+    local_services: Settings, unique_name: str, tmp_path: Path, signum: int
+) -> None:
+    """SIGTERM (a service manager, `timeout`) stops the parts in order, as Ctrl-C does; after
+    SIGKILL the parts notice that the demo is gone and stop themselves."""
+    environment = {**os.environ, **_isolated(unique_name, tmp_path), "COLUMNS": "200"}
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "statestream", "demo", "--rate", "50", "--things", "2"],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo.stdout is not None
+    lines = []
+    for line in demo.stdout:  # until every part runs
+        lines.append(line)
+        if "Ctrl-C stops the demo" in line:
+            break
+    parts = _descendants(demo.pid)
+    assert len(parts) >= 4, "".join(lines)  # the four parts, Spark's JVM and workers
+    try:
+        demo.send_signal(signum)
+        output, _ = demo.communicate(timeout=180)
+        if signum == signal.SIGTERM:
+            assert demo.returncode == 0, output
+            assert "stopping simulator" in output and "demo stopped" in output
+        deadline = time.monotonic() + 120
+        while _alive(parts) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert not _alive(parts), f"still running after the demo ended: {sorted(_alive(parts))}"
+    finally:
+        for pid in _alive(parts | _descendants(demo.pid)):  # never left to the rest of the suite
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    influx_query(local_services, f'DROP DATABASE "{unique_name}"', database=None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from typing import TYPE_CHECKING, Annotated
 
@@ -29,8 +30,9 @@ def demo(
     Starts the services and topics if needed, then the dashboard, the MQTT connector, the Spark
     pipeline (join, statistics and InfluxDB sink in one application) and the simulator, which
     replays the sample's machines in real time with event times from now on. Prints the
-    dashboard's address and, every few seconds, what the queries have done. Ctrl-C stops
-    everything cleanly, front to back; each part logs to `<data_dir>/logs/demo-<part>.log`.
+    dashboard's address and, every few seconds, what the queries have done. Ctrl-C, SIGTERM or
+    SIGHUP stops everything cleanly, front to back; if the demo itself is killed with -9, its
+    parts stop themselves. Each part logs to `<data_dir>/logs/demo-<part>.log`.
     """
     from statestream.config import ensure_local_secrets
     from statestream.demo import Demo, DemoOptions, dashboard_address
@@ -42,6 +44,7 @@ def demo(
     create_topics(settings)
     runner = Demo(settings, DemoOptions(rate=rate, things=things))
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
+    _stop_on(signal.SIGTERM, signal.SIGHUP)
     try:
         runner.start(say)
         token = " (add ?token=<dashboard token>)" if settings.dashboard.token else ""
@@ -54,8 +57,20 @@ def demo(
     except KeyboardInterrupt:
         console.print("stopping the demo …")
     finally:
+        _stop_on()  # a second signal must not cut the orderly stop short
         runner.stop(say)
     console.print("demo stopped; the services keep running (`statestream services down`)")
+
+
+def _stop_on(*signals: signal.Signals) -> None:
+    """Make `signals` stop the demo as Ctrl-C does (a service manager's SIGTERM, a closed
+    terminal's SIGHUP); with none, ignore SIGTERM and SIGHUP from now on."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, interrupt if signum in signals else signal.SIG_IGN)
 
 
 def _progress_line(settings: Settings, pid: int | None) -> str:
