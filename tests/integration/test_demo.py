@@ -36,6 +36,17 @@ def _isolated(unique_name: str, tmp_path: Path) -> dict[str, str]:
     }
 
 
+def _start_demo(environment: dict[str, str], things: int) -> subprocess.Popen:
+    """`statestream demo` at 50 rows/s, its output (stdout and stderr) on a pipe."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "statestream", "demo", "--rate", "50", "--things", str(things)],
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
 def _wait_for(condition, timeout_s: float, what: str, demo: subprocess.Popen) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -69,13 +80,7 @@ def test_demo_runs_every_part_and_stops_cleanly(
             patch.setenv(key, value)
         settings = load_settings()
     _records_of_an_earlier_demo(settings)
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "statestream", "demo", "--rate", "50", "--things", "3"],
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    demo = _start_demo(environment, things=3)
     try:
         _wait_for(
             lambda: len(read_committed(settings, settings.topics.machine_out)) > 0,
@@ -140,13 +145,7 @@ def test_a_demo_ended_by_a_signal_leaves_no_process_behind(
     """SIGTERM (a service manager, `timeout`) stops the parts in order, as Ctrl-C does; after
     SIGKILL the parts notice that the demo is gone and stop themselves."""
     environment = {**os.environ, **_isolated(unique_name, tmp_path), "COLUMNS": "200"}
-    demo = subprocess.Popen(
-        [sys.executable, "-m", "statestream", "demo", "--rate", "50", "--things", "2"],
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    demo = _start_demo(environment, things=2)
     assert demo.stdout is not None
     lines = []
     for line in demo.stdout:  # until every part runs

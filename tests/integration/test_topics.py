@@ -11,16 +11,15 @@ from statestream.services.topics import create_topics
 pytestmark = pytest.mark.integration
 
 
+def _topic_names(unique_name: str) -> dict[str, str]:
+    """The topic settings, each a topic of this test's own."""
+    kinds = ("data", "out", "deadletter", "late", "stats", "alerts", "commits")
+    keys = ("machine_data", "machine_out", "dead_letter", "late", "stats", "alerts", "commits")
+    return {key: f"{unique_name}.{kind}" for key, kind in zip(keys, kinds, strict=True)}
+
+
 def test_create_topics_is_idempotent(local_services: Settings, unique_name: str) -> None:
-    names = {
-        "machine_data": f"{unique_name}.data",
-        "machine_out": f"{unique_name}.out",
-        "dead_letter": f"{unique_name}.deadletter",
-        "late": f"{unique_name}.late",
-        "stats": f"{unique_name}.stats",
-        "alerts": f"{unique_name}.alerts",
-        "commits": f"{unique_name}.commits",
-    }
+    names = _topic_names(unique_name)
     settings = load_settings(
         paths={"data_dir": local_services.paths.data_dir},
         kafka={"bootstrap_servers": local_services.kafka.bootstrap_servers},
@@ -52,15 +51,7 @@ def test_an_existing_compacted_time_series_topic_is_warned_about(
 ) -> None:
     """A machine topic made with the old cleanup.policy=compact loses all but each series'
     latest record: `topics create` leaves it alone but says so, and how to change it."""
-    names = {
-        "machine_data": f"{unique_name}.data",
-        "machine_out": f"{unique_name}.out",
-        "dead_letter": f"{unique_name}.deadletter",
-        "late": f"{unique_name}.late",
-        "stats": f"{unique_name}.stats",
-        "alerts": f"{unique_name}.alerts",
-        "commits": f"{unique_name}.commits",
-    }
+    names = _topic_names(unique_name)
     admin = AdminClient(local_services.kafka.client_config())
     old = NewTopic(names["machine_out"], 3, 1, config={"cleanup.policy": "compact"})
     admin.create_topics([old])[names["machine_out"]].result(30)
