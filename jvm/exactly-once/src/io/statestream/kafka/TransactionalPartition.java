@@ -15,7 +15,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -73,7 +72,7 @@ final class TransactionalPartition {
         return write(batchId, rows);
       }
       throw failed(batchId, e);
-    } catch (KafkaException | IOException e) {
+    } catch (RuntimeException | IOException e) {
       abortOrDiscard();
       throw failed(batchId, e);
     }
@@ -91,9 +90,16 @@ final class TransactionalPartition {
     config.put("max.block.ms", "30000");
     // Kafka's default partitioner for keyed records: murmur2, as the connector's producer
     // (librdkafka's murmur2_random), so a series keeps one partition whoever wrote it
-    producer = new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
-    producer.initTransactions(); // fences every earlier attempt; the broker aborts its transaction
-    lastCommitted = CommitMarkers.lastCommitted(options, partition);
+    KafkaProducer<byte[], byte[]> fresh =
+        new KafkaProducer<>(config, new ByteArraySerializer(), new ByteArraySerializer());
+    try {
+      fresh.initTransactions(); // fences every earlier attempt; the broker aborts its transaction
+      lastCommitted = CommitMarkers.lastCommitted(options, partition);
+    } catch (RuntimeException | IOException e) {
+      fresh.close(Duration.ZERO);
+      throw e;
+    }
+    producer = fresh; // only a producer that has fenced and read its marker is kept
   }
 
   private long send(long batchId, List<InternalRow> rows) throws IOException {
@@ -184,13 +190,18 @@ final class TransactionalPartition {
         cause);
   }
 
+  /**
+   * After a failed write: abort the open transaction, or, when that is not possible (fenced,
+   * fatal, a commit whose outcome is unknown), drop the producer, so that the next write fences
+   * and reads its marker again rather than trusting what this one believed was committed.
+   */
   private void abortOrDiscard() {
     if (producer == null) {
       return;
     }
     try {
       producer.abortTransaction();
-    } catch (KafkaException e) { // fenced or fatal: the next write starts a new producer
+    } catch (RuntimeException e) {
       discard();
     }
   }
