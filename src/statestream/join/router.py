@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from operator import itemgetter
@@ -135,7 +135,11 @@ class JoinRouter:
         """Per spec, which records are of its left and of its right quantity."""
         if len(self.specs) == 1:
             spec = self.specs[0]
-            return [(quantities == spec.left, quantities == spec.right)]
+            is_left = quantities == spec.left
+            is_right = np.zeros(len(quantities), dtype=bool)
+            rest = np.flatnonzero(~is_left)  # a quantity is compared with the right one only here
+            is_right[rest] = quantities[rest] == spec.right
+            return [(is_left, is_right)]
         # one pass over the column, however many specs
         ids = self._quantities(np.asarray(quantities).tolist())
         known = self._quantities([q for spec in self.specs for q in (spec.left, spec.right)])
@@ -166,21 +170,35 @@ class JoinRouter:
             join.insert([c for c, _ in loaded], [e for _, e in loaded])
 
 
-class _Codes(dict):
-    """Small integer codes for hashable names (things, quantities), in order of first sight."""
+class _Codes:
+    """Small integer codes for hashable names (things, quantities), in order of first sight.
+
+    A plain dict looked up by `itemgetter` (a dict subclass with `__missing__` is slower to look
+    up in); names not seen before are added when a lookup misses.
+    """
 
     def __init__(self) -> None:
-        super().__init__()
+        self.codes: dict = {}
         self.names: list = []
 
-    def __missing__(self, name: Hashable) -> int:
-        code = self[name] = len(self.names)
-        self.names.append(name)
-        return code
-
     def __call__(self, names: list) -> np.ndarray:
-        found = itemgetter(*names)(self) if len(names) > 1 else [self[n] for n in names]
+        if not names:
+            return np.empty(0, dtype=_I8)
+        look_up = itemgetter(*names)
+        try:
+            found = look_up(self.codes)
+        except KeyError:
+            self._add(names)
+            found = look_up(self.codes)
+        if len(names) == 1:
+            found = (found,)
         return np.fromiter(found, dtype=_I8, count=len(names))
+
+    def _add(self, names: list) -> None:
+        codes = self.codes
+        new = [name for name in dict.fromkeys(names) if name not in codes]  # in order of sight
+        codes.update(zip(new, range(len(self.names), len(self.names) + len(new)), strict=True))
+        self.names += new
 
 
 def _in_order_of_first_row(groups: tuple[Groups, Groups], rows) -> np.ndarray:
