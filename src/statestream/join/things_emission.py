@@ -92,19 +92,27 @@ def newly_certain_pairs(
 def _neighbours(kl: np.ndarray, kr: np.ndarray):
     """Per l: its first R key ≥ and last R key ≤; per r: its first and last L key (indices; in
     another thing, or out of range, when its own thing has none)."""
-    nl = len(kl)
+    nl, nr = len(kl), len(kr)
     merged = np.argsort(np.concatenate((kl, kr)), kind="stable")  # two sorted runs: a merge
     is_r = merged >= nl
     r_before_l = np.flatnonzero(~is_r) - np.arange(nl)  # R keys < each L key
-    l_up_to_r = np.flatnonzero(is_r) - np.arange(len(kr))  # L keys ≤ each R key
-    inside = r_before_l < len(kr)
-    if not (kr[r_before_l[inside]] == kl[inside]).any():  # no L key equals an R key
+    l_up_to_r = np.flatnonzero(is_r) - np.arange(nr)  # L keys ≤ each R key
+    # where an L key equals an R key, count the equal ones too (L) or leave them out (R)
+    tied_l = np.flatnonzero(kr[np.minimum(r_before_l, nr - 1)] == kl)
+    if len(tied_l) == 0:
         return r_before_l, r_before_l - 1, l_up_to_r, l_up_to_r - 1
-    merged = np.argsort(np.concatenate((kr, kl)), kind="stable")  # R first among equal keys
-    is_l = merged >= len(kr)
-    r_up_to_l = np.flatnonzero(is_l) - np.arange(nl)
-    l_before_r = np.flatnonzero(~is_l) - np.arange(len(kr))
+    r_up_to_l = r_before_l.copy()
+    r_up_to_l[tied_l] = np.searchsorted(kr, kl[tied_l], side="right")
+    l_before_r = l_up_to_r.copy()
+    tied_r = np.flatnonzero((kl[np.maximum(l_up_to_r - 1, 0)] == kr) & (l_up_to_r > 0))
+    l_before_r[tied_r] = np.searchsorted(kl, kr[tied_r], side="left")
     return r_before_l, r_up_to_l - 1, l_before_r, l_up_to_r - 1
+
+
+def _where(li: np.ndarray, ri: np.ndarray, emit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs `emit` marks (positions first: faster than masking both columns)."""
+    at = np.flatnonzero(emit)
+    return li[at], ri[at]
 
 
 def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray | bool:
@@ -117,7 +125,7 @@ def _next_of_left(sl: TailView, sr: TailView, next_r: np.ndarray, tolerance_ms: 
     ri = next_r[li]
     lt, rt = sl.rows.t[li], sr.rows.t[ri]
     emit = (sr.prev_t[ri] < lt) & (sl.fresh[li] | sr.fresh[ri]) & _tolerated(lt, rt, tolerance_ms)
-    return li[emit], ri[emit]
+    return _where(li, ri, emit)
 
 
 def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: float):
@@ -134,7 +142,7 @@ def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: 
     before = via_next | (sr.wm_before[thing] > lt) | (via_prev_l & (sl.wm_before[thing] > rt))
     fresh = sl.fresh[li] | sr.fresh[ri]
     emit = keep & now & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
-    return li[emit], ri[emit]
+    return _where(li, ri, emit)
 
 
 def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
@@ -145,7 +153,7 @@ def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms:
     tied = lt == rt
     keep = (sl.prev_t[li] < rt) & ~(tied & (sr.prev_t[ri] < lt)) & ~(sr.next_t[ri] > lt)
     emit = keep & (sl.fresh[li] | sr.fresh[ri]) & _tolerated(lt, rt, tolerance_ms)
-    return li[emit], ri[emit]
+    return _where(li, ri, emit)
 
 
 def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms: float):
@@ -161,4 +169,4 @@ def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms:
     before = sl.wm_before[thing] > rt
     fresh = sl.fresh[li] | sr.fresh[ri]
     emit = keep & now & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
-    return li[emit], ri[emit]
+    return _where(li, ri, emit)

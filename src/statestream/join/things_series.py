@@ -162,10 +162,10 @@ def release(table: SeriesTable, disorder: float) -> np.ndarray:
     if len(table.tail) == 0:
         table.tail = out
         return np.ones(len(out), dtype=bool)
-    both = Rows.concat([table.tail, out])
-    order = group_order(both.thing)
-    table.tail = both.take(order)
-    return order >= len(both) - len(out)
+    table.tail, at = table.tail.merged_at(out)
+    fresh = np.zeros(len(table.tail), dtype=bool)
+    fresh[at] = True
+    return fresh
 
 
 def prune(

@@ -1,0 +1,82 @@
+"""The column helpers of the engine of many things against plain definitions.
+
+Name codes, the merge of two sets of rows in thing order and the neighbour lookups are faster
+forms of a dict, a stable sort and a count; each must give exactly what its plain form gives.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from statestream.join.router import JoinRouter, _Codes
+from statestream.join.spec import JoinSpec
+from statestream.join.table import Rows
+from statestream.join.things_emission import _neighbours
+
+
+def test_codes_are_given_in_order_of_first_sight_across_calls() -> None:
+    codes = _Codes()
+    assert codes(["b", "a", "b"]).tolist() == [0, 1, 0]
+    assert codes(["a"]).tolist() == [1]
+    assert codes(["c", "a", "d", "c"]).tolist() == [2, 1, 3, 2]
+    assert codes([]).tolist() == []
+    assert codes.names == ["b", "a", "c", "d"]
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), max_size=6))
+def test_codes_equal_a_dict_filled_in_order(batches: list[list[str]]) -> None:
+    codes, expected = _Codes(), {}
+    for names in batches:
+        got = codes(names).tolist()
+        assert got == [expected.setdefault(n, len(expected)) for n in names]
+    assert codes.names == list(expected)
+
+
+def test_one_spec_sides_leave_other_quantities_out() -> None:
+    router = JoinRouter([JoinSpec("speed", "torque", "power", function="product")])
+    quantities = np.array(["speed", "noise", "torque", "torque", "speed", None], dtype=object)
+    ((is_left, is_right),) = router._sides(quantities)
+    assert is_left.tolist() == [True, False, False, False, True, False]
+    assert is_right.tolist() == [False, False, True, True, False, False]
+
+
+@st.composite
+def sorted_rows(draw: st.DrawFn) -> Rows:
+    things = np.sort(np.array(draw(st.lists(st.integers(0, 6), max_size=15)), dtype=np.int64))
+    n = len(things)
+    return Rows(things, np.arange(n) * 1.5, np.arange(n) * 2.0, np.arange(n, dtype=np.int64))
+
+
+@given(sorted_rows(), sorted_rows())
+def test_merged_at_equals_a_stable_sort_by_thing(a: Rows, b: Rows) -> None:
+    both = Rows.concat([a, b])
+    order = np.argsort(both.thing, kind="stable")
+    merged, at = a.merged_at(b)
+    for name in ("thing", "t", "v", "pos"):
+        assert getattr(merged, name).tolist() == getattr(both, name)[order].tolist()
+    assert at.tolist() == np.flatnonzero(order >= len(a)).tolist()
+    assert merged.thing[at].tolist() == b.thing.tolist()
+
+
+def test_take_with_a_mask_equals_take_at_its_positions() -> None:
+    rows = Rows(np.array([0, 0, 1, 2]), np.arange(4.0), np.arange(4.0) * 2, np.arange(4))
+    mask = np.array([True, False, False, True])
+    taken = rows.take(mask)
+    for name in ("thing", "t", "v", "pos"):
+        assert getattr(taken, name).tolist() == getattr(rows, name)[[0, 3]].tolist()
+
+
+keys = st.lists(st.integers(0, 12), min_size=1, max_size=20).map(
+    lambda k: np.sort(np.array(k, dtype=np.int64))
+)
+
+
+@given(keys, keys)
+def test_neighbours_count_keys_with_and_without_ties(kl: np.ndarray, kr: np.ndarray) -> None:
+    next_r, prev_r, next_l, prev_l = _neighbours(kl, kr)
+    assert next_r.tolist() == [int((kr < k).sum()) for k in kl]  # first R key ≥ l
+    assert prev_r.tolist() == [int((kr <= k).sum()) - 1 for k in kl]  # last R key ≤ l
+    assert next_l.tolist() == [int((kl < k).sum()) for k in kr]
+    assert prev_l.tolist() == [int((kl <= k).sum()) - 1 for k in kr]
