@@ -1,44 +1,14 @@
-"""Spark's Python worker daemon, started with the zip archives off the import path.
+"""The worker daemon's former name: `statestream.spark.patches.python_daemon` under it.
 
-Spark puts pyspark.zip, py4j's zip and spark-core's jar first on its Python workers' path. Each
-task starts with `importlib.invalidate_caches()`, and on Python 3.11 every zip importer then
-re-reads its whole archive's directory: 0.15–0.2 s per task, as much as the rest of a small
-micro-batch's stateful task. When the same pyspark and py4j can be imported without them (from
-site-packages), this module (`spark.python.daemon.module`) drops the archives from the path and
-then runs Spark's own daemon, whose workers it forks.
-
-Before that it installs `statestream.jobs.grouped_rows`, which hands transformWithStateInPandas
-processors their rows grouped a batch at a time instead of a row at a time; the forked workers
-inherit it.
+Kept so that a `spark.python.daemon.module = "statestream.python_daemon"` set elsewhere (an
+older `[spark.extra_conf]`, a cluster's spark-defaults.conf) still starts the same daemon.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import runpy
-import sys
+from statestream.spark.patches.python_daemon import drop_archives_from_path, main
 
-ARCHIVES = (".zip", ".jar")
-
-
-def drop_archives_from_path() -> bool:
-    """Take the archives off `sys.path` if pyspark and py4j are found without them."""
-    kept = [entry for entry in sys.path if not entry.endswith(ARCHIVES)]
-    if kept == sys.path:
-        return False
-    original = sys.path[:]
-    sys.path[:] = kept
-    if all(importlib.util.find_spec(name) is not None for name in ("pyspark", "py4j")):
-        for archive in set(original) - set(kept):
-            sys.path_importer_cache.pop(archive, None)
-        return True
-    sys.path[:] = original
-    return False
-
+__all__ = ["drop_archives_from_path", "main"]
 
 if __name__ == "__main__":
-    drop_archives_from_path()
-    from statestream.jobs import grouped_rows
-
-    grouped_rows.install()
-    runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)
+    main()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from statestream.jobs.session import NIO_LOCAL_FS
+from statestream.spark.patches.local_fs import NIO_LOCAL_FS
 
 
 def _file_system(spark: SparkSession):

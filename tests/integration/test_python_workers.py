@@ -34,4 +34,4 @@ def _stateful_input_path(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFram
 
 def test_python_workers_group_stateful_input_a_batch_at_a_time(spark: SparkSession) -> None:
     rows = spark.range(1).mapInPandas(_stateful_input_path, "module string").collect()
-    assert rows[0].module == "statestream.jobs.grouped_rows"
+    assert rows[0].module == "statestream.spark.patches.grouped_rows"

@@ -10,10 +10,8 @@ from statestream.config import load_settings
 from statestream.environment import find_java
 from statestream.errors import EnvironmentProblem
 from statestream.jobs.session import (
-    NIO_LOCAL_FS,
     ROCKSDB_PROVIDER,
     connector_jars,
-    local_file_system_options,
     spark_options,
     spark_session,
     statestream_jars,
@@ -96,21 +94,3 @@ def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monke
         find_java()
     with pytest.raises(EnvironmentProblem, match="Java is not installed"):
         spark_session(load_settings())
-
-
-def test_local_checkpoints_use_jvm_local_fs_when_built(tmp_path: Path) -> None:
-    jar = tmp_path / "local-fs" / "statestream-local-fs.jar"
-    settings = load_settings(paths={"jars_dir": tmp_path})
-    assert local_file_system_options(settings) == {}  # not built: Hadoop's own
-    jar.parent.mkdir()
-    jar.write_bytes(b"")
-    assert local_file_system_options(settings) == {
-        "spark.driver.extraClassPath": str(jar),
-        "spark.hadoop.fs.AbstractFileSystem.file.impl": NIO_LOCAL_FS,
-    }
-    cluster = load_settings(paths={"jars_dir": tmp_path}, spark={"master": "spark://m:7077"})
-    assert local_file_system_options(cluster) == {}
-    own_class_path = load_settings(
-        paths={"jars_dir": tmp_path}, spark={"extra_conf": {"spark.driver.extraClassPath": "/x"}}
-    )
-    assert local_file_system_options(own_class_path) == {}

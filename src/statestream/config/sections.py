@@ -203,6 +203,11 @@ class SparkSettings(_Section):
     log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
     driver_memory: str = "2g"
     extra_conf: dict[str, str] = Field(default_factory=dict)
+    patches: bool = Field(
+        True,
+        description="statestream's worker daemon, grouped rows and local-fs "
+        "(statestream.spark.patches); false: Spark's own",
+    )
 
 
 class TopicsSettings(_Section):

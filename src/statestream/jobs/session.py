@@ -20,9 +20,9 @@ from pyspark.sql import SparkSession
 from statestream.config import Settings
 from statestream.environment import find_java, jar_dir
 from statestream.errors import EnvironmentProblem
+from statestream.spark import patches
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-NIO_LOCAL_FS = "io.statestream.fs.NioLocalFs"
 _JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+[^/]*)\.jar$")
 
 
@@ -36,7 +36,9 @@ def spark_session(
     """
     find_java()
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
-    options = spark_options(settings, app_name=app_name, for_tests=for_tests)
+    options = spark_options(
+        settings, app_name=app_name, for_tests=for_tests, new_driver=not under_submit
+    )
     if under_submit:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -49,7 +51,6 @@ def spark_session(
                 "SPARK_LOCAL_IP", "127.0.0.1"
             )  # no "resolves to loopback" warning
         options["spark.master"] = settings.spark.master
-        options |= local_file_system_options(settings)
     builder = SparkSession.builder
     for key, value in options.items():
         builder = builder.config(key, value)
@@ -70,9 +71,17 @@ def _report_status(spark: SparkSession, settings: Settings) -> None:
 
 
 def spark_options(
-    settings: Settings, *, app_name: str | None = None, for_tests: bool = False
+    settings: Settings,
+    *,
+    app_name: str | None = None,
+    for_tests: bool = False,
+    new_driver: bool = False,
 ) -> dict[str, str]:
-    """The Spark configuration statestream sets (all but the master), extra_conf last."""
+    """The Spark configuration statestream sets (all but the master), extra_conf last.
+
+    `new_driver`: the driver's JVM is launched with these options (not under spark-submit), so
+    the patches that go on its class path can be among them (`statestream.spark.patches`).
+    """
     spark = settings.spark
     log4j = resources.files("statestream.jobs") / "log4j2.properties"
     return {
@@ -83,12 +92,9 @@ def spark_options(
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.sql.shuffle.partitions": str(2 if for_tests else spark.shuffle_partitions),
         "spark.sql.streaming.checkpointLocation": str(settings.checkpoint_root),
-        # Python workers forked by a daemon that takes pyspark.zip & co. off their import path:
-        # else each task re-reads those archives (`statestream.python_daemon`), ~0.15 s a task
-        "spark.python.daemon.module": "statestream.python_daemon",
         # checkpoint logs and state changelogs on local disk without Hadoop's .crc side files
         # (Spark keeps its own checksums of state files); a local master started here goes further
-        # (local_file_system_options)
+        # (the local_fs patch)
         "spark.hadoop.fs.AbstractFileSystem.file.impl": "org.apache.hadoop.fs.local.RawLocalFs",
         "spark.ui.enabled": str(spark.ui_enabled and not for_tests).lower(),
         "spark.ui.showConsoleProgress": "false",
@@ -99,25 +105,10 @@ def spark_options(
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         "spark.driver.memory": spark.driver_memory,
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        # the worker daemon, the grouped rows, local-fs: statestream.spark.patches (spark.patches)
+        **patches.spark_conf(settings, new_driver=new_driver),
         **spark.extra_conf,
     }
-
-
-def local_file_system_options(settings: Settings) -> dict[str, str]:
-    """Checkpoints on local disk through `jvm/local-fs` when `make setup` has built it.
-
-    Hadoop's local file system runs a shell command (chmod, readlink) per file it writes and per
-    rename without its native library, dozens per micro-batch; `NioLocalFs` uses java.nio. Only
-    for a local master started here: the jar goes on the driver's class path, set at its launch.
-    """
-    jar = settings.paths.jars_dir / "local-fs" / "statestream-local-fs.jar"
-    if not settings.spark.master.startswith("local") or not jar.is_file():
-        return {}
-    options = {
-        "spark.driver.extraClassPath": str(jar),
-        "spark.hadoop.fs.AbstractFileSystem.file.impl": NIO_LOCAL_FS,
-    }
-    return {} if options.keys() & settings.spark.extra_conf.keys() else options
 
 
 def statestream_jars(settings: Settings) -> list[Path]:

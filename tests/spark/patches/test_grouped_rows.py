@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyspark.sql.pandas.serializers import TransformWithStateInPandasSerializer
 
-from statestream.jobs import grouped_rows
+from statestream.spark.patches import grouped_rows
 
 ROW_AT_A_TIME = TransformWithStateInPandasSerializer.load_stream
 UNLIMITED = 2**31 - 1
@@ -116,7 +116,7 @@ def _split(rows: list[tuple], cuts: list[int]) -> list[pa.RecordBatch]:
 
 
 def test_the_row_at_a_time_path_is_what_the_tests_compare_with() -> None:
-    assert pyspark.__version__.startswith(grouped_rows.SUPPORTED_PYSPARK)
+    assert pyspark.__version__.startswith(grouped_rows.WRITTEN_FOR)
     assert ROW_AT_A_TIME is not grouped_rows.grouped_load_stream
 
 

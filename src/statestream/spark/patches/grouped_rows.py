@@ -6,7 +6,7 @@ pandas frame, walks it with `itertuples`, regroups the rows with `itertools.grou
 new frame from the row tuples: on the join's 500,000-record batches that was a third of the Python
 workers' time. `grouped_frames` gives the same frames from runs of equal keys found with numpy and
 slices of the converted batch, and `install` puts it in the serializer's place; the worker daemon
-(`statestream.python_daemon`) installs it before it forks the workers.
+(`statestream.spark.patches.python_daemon`) installs it before it forks the workers.
 
 What the processor receives is unchanged: for each key, frames of at most
 `spark.sql.execution.arrow.maxRecordsPerBatch` rows (and `maxBytesPerBatch`, when set) that
@@ -24,8 +24,19 @@ from typing import Any
 
 import numpy as np
 
-SUPPORTED_PYSPARK = "4.1."  # the row-at-a-time load_stream this replaces, checked in the tests
+NAME = "grouped_rows"
+WRITTEN_FOR = "4.1."  # the row-at-a-time load_stream this replaces, checked in the tests
 _UNLIMITED_BYTES = 2**31 - 1  # Spark's default maxBytesPerBatch: no byte limit
+
+
+def applies() -> str | None:
+    """None when this PySpark is the one whose row-at-a-time path this replaces, else why not."""
+    from statestream.spark.patches._checks import unsupported
+
+    reason = unsupported(WRITTEN_FOR)
+    if reason is None and _target() is None:
+        return "pyspark has no TransformWithStateInPandasSerializer"
+    return reason
 
 
 def install() -> bool:
@@ -33,14 +44,17 @@ def install() -> bool:
 
     Only the PySpark version whose row-at-a-time path the tests compare against is changed.
     """
-    import pyspark
-    from pyspark.sql.pandas import serializers
-
-    target = getattr(serializers, "TransformWithStateInPandasSerializer", None)
-    if not pyspark.__version__.startswith(SUPPORTED_PYSPARK) or target is None:
+    target = _target()
+    if target is None or applies() is not None:
         return False
     target.load_stream = grouped_load_stream
     return True
+
+
+def _target() -> type | None:
+    from pyspark.sql.pandas import serializers
+
+    return getattr(serializers, "TransformWithStateInPandasSerializer", None)
 
 
 def grouped_load_stream(self, stream) -> Iterator[tuple[Any, Any, Any]]:

@@ -1,0 +1,68 @@
+"""Spark's Python worker daemon, started with the zip archives off the import path.
+
+Spark puts pyspark.zip, py4j's zip and spark-core's jar first on its Python workers' path. Each
+task starts with `importlib.invalidate_caches()`, and on Python 3.11 every zip importer then
+re-reads its whole archive's directory: 0.15–0.2 s per task, as much as the rest of a small
+micro-batch's stateful task. When the same pyspark and py4j can be imported without them (from
+site-packages), this module (`spark.python.daemon.module`) drops the archives from the path and
+then runs Spark's own daemon, whose workers it forks.
+
+Before that it installs the `grouped_rows` patch, which hands transformWithStateInPandas
+processors their rows grouped a batch at a time instead of a row at a time; the forked workers
+inherit it. `statestream.python_daemon`, the name this module had, still starts it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import runpy
+import sys
+
+NAME = "python_daemon"
+MODULE = "statestream.spark.patches.python_daemon"
+WRITTEN_FOR = "4."  # pyspark.daemon, started as `python -m <spark.python.daemon.module>`
+ARCHIVES = (".zip", ".jar")
+
+
+def applies() -> str | None:
+    """None when the driver's PySpark is one this daemon was written for, else why not."""
+    from statestream.spark.patches._checks import unsupported
+
+    return unsupported(WRITTEN_FOR)
+
+
+def spark_conf() -> dict[str, str]:
+    """Spark's Python workers forked by this daemon instead of Spark's own."""
+    return {"spark.python.daemon.module": MODULE}
+
+
+def drop_archives_from_path() -> bool:
+    """Take the archives off `sys.path` if pyspark and py4j are found without them."""
+    kept = [entry for entry in sys.path if not entry.endswith(ARCHIVES)]
+    if kept == sys.path:
+        return False
+    original = sys.path[:]
+    sys.path[:] = kept
+    if all(importlib.util.find_spec(name) is not None for name in ("pyspark", "py4j")):
+        for archive in set(original) - set(kept):
+            sys.path_importer_cache.pop(archive, None)
+        return True
+    sys.path[:] = original
+    return False
+
+
+def main() -> None:
+    """Run Spark's daemon with the archives off the path and the grouped rows installed.
+
+    The grouped rows install themselves only on the PySpark they were written for; the driver
+    has said so in its log when they do not (`statestream.spark.patches.spark_conf`).
+    """
+    drop_archives_from_path()
+    from statestream.spark.patches import grouped_rows
+
+    grouped_rows.install()
+    runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)
+
+
+if __name__ == "__main__":
+    main()
