@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from statestream.join.router import JoinRouter, _Codes
 from statestream.join.spec import JoinSpec
-from statestream.join.table import Rows
+from statestream.join.table import Rows, SeriesTable
 from statestream.join.things_emission import _neighbours
 
 
@@ -80,3 +80,14 @@ def test_neighbours_count_keys_with_and_without_ties(kl: np.ndarray, kr: np.ndar
     assert prev_r.tolist() == [int((kr <= k).sum()) - 1 for k in kl]  # last R key ≤ l
     assert next_l.tolist() == [int((kl < k).sum()) for k in kr]
     assert prev_l.tolist() == [int((kl <= k).sum()) - 1 for k in kr]
+
+
+def test_watermark_of_rows_equals_the_watermark_of_their_things() -> None:
+    table = SeriesTable()
+    table.reserve(3)
+    table.max_t[:3] = [5.0, 9.0, -np.inf]
+    table.finished[1] = True
+    # fewer rows than things, then more
+    for things in (np.array([0, 2]), np.array([2, 0, 1, 1, 0, 2, 1])):
+        expected = [table.watermark(np.array([k]), 2.0)[0] for k in things]
+        assert table.watermark_of(things, 2.0).tolist() == expected

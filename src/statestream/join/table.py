@@ -119,6 +119,12 @@ class SeriesTable:
         """Per thing: the largest time seen minus the disorder; +inf once finished."""
         return np.where(self.finished[codes], np.inf, self.max_t[codes] - disorder_ms)
 
+    def watermark_of(self, things: np.ndarray, disorder_ms: float) -> np.ndarray:
+        """`watermark` of each row's thing: computed per thing, then looked up once per row."""
+        if len(things) < len(self.max_t):
+            return self.watermark(things, disorder_ms)
+        return np.where(self.finished, np.inf, self.max_t - disorder_ms)[things]
+
     def split(self, touched: np.ndarray) -> SeriesTable:
         """Keep only the rows of the things marked in `touched` (a mask by code); return the
         others as a table that shares the per-thing arrays, for `join` to put back."""

@@ -48,16 +48,18 @@ class TailView:
     ) -> TailView:
         counts = np.bincount(local, minlength=len(watermarks[0]))
         end = np.cumsum(counts)
-        t, thing = rows.t, rows.thing
+        start = end - counts
+        t = rows.t
         prev_t = np.empty_like(t)
         next_t = np.empty_like(t)
-        if len(t):
-            same = thing[1:] == thing[:-1]
-            prev_t[0] = head_prev_t[thing[0]]
-            prev_t[1:] = np.where(same, t[:-1], head_prev_t[thing[1:]])
-            next_t[:-1] = np.where(same, t[1:], np.inf)
-            next_t[-1] = np.inf  # the next release has a time ≥ the watermark ≥ t[-1]
-        return cls(rows, local, end - counts, end, keys, prev_t, next_t, fresh, *watermarks)
+        prev_t[1:] = t[:-1]
+        next_t[:-1] = t[1:]
+        # a thing's first record follows the last pruned one, and the next release after its
+        # last record has a time ≥ the watermark ≥ that record's
+        first = start[counts > 0]
+        prev_t[first] = head_prev_t[rows.thing[first]]
+        next_t[end[counts > 0] - 1] = np.inf
+        return cls(rows, local, start, end, keys, prev_t, next_t, fresh, *watermarks)
 
 
 def newly_certain_pairs(

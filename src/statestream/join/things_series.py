@@ -150,7 +150,7 @@ def release(table: SeriesTable, disorder: float) -> np.ndarray:
     """Move the pending records at or below their thing's watermark to the tail; returns which
     tail records are new."""
     pending = table.pending
-    released = pending.t <= table.watermark(pending.thing, disorder)
+    released = pending.t <= table.watermark_of(pending.thing, disorder)
     if not released.any():
         return np.zeros(len(table.tail), dtype=bool)
     if released.all():
