@@ -161,14 +161,14 @@ def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms:
 def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms: float):
     """Generator 3, l = prev_L(r), where no other relation holds: certain once L's watermark is
     past r."""
-    ri = np.flatnonzero(prev_l >= sl.start[sr.local])
+    # first the r that L's watermark is past: the r still waiting for their next L (often most
+    # of R's tail) go no further
+    ri = np.flatnonzero((prev_l >= sl.start[sr.local]) & (sl.wm_now[sr.local] > sr.rows.t))
     li = prev_l[ri]
     lt, rt = sl.rows.t[li], sr.rows.t[ri]
     tied = lt == rt
     keep = ~(sr.prev_t[ri] < lt) & ~(tied & (sr.next_t[ri] > lt)) & ~(tied & (sl.prev_t[li] < rt))
-    thing = sr.local[ri]
-    now = sl.wm_now[thing] > rt
-    before = sl.wm_before[thing] > rt
+    before = sl.wm_before[sr.local[ri]] > rt
     fresh = sl.fresh[li] | sr.fresh[ri]
-    emit = keep & now & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
+    emit = keep & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
     return _where(li, ri, emit)
