@@ -29,9 +29,15 @@ def ingest(
         return SeriesVerdicts(np.empty(0, np.int8), np.empty(0, _F8))
     valid = np.isfinite(rows.t) & spec.accepts(side, rows.v)
     codes, watermark, by_time = _classify(table, rows, groups, valid, spec.disorder_ms)
-    _mark_duplicates(table, rows, codes, by_time, spec.disorder_ms, keys)
-    accepted = by_time[codes[by_time] == ACCEPTED]
-    _accept(table, rows.take(accepted), keys)
+    candidates = by_time[codes[by_time] == ACCEPTED]  # in (thing, time, arrival) order
+    batch = rows.take(candidates)
+    repeats = _duplicates(table, batch, spec.disorder_ms, keys)
+    if len(repeats):
+        codes[candidates[repeats]] = DUPLICATE
+        accepted = np.ones(len(batch), dtype=bool)
+        accepted[repeats] = False
+        batch = batch.take(accepted)
+    _accept(table, batch, keys)
     return SeriesVerdicts(codes, watermark)
 
 
@@ -65,29 +71,23 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     return codes, watermark, by_time
 
 
-def _mark_duplicates(
-    table: SeriesTable,
-    rows: Rows,
-    codes: np.ndarray,
-    by_time: np.ndarray,
-    disorder: float,
-    keys: TimeKeys,
-) -> None:
-    """Mark the records that repeat the time and value of an accepted one of their thing."""
-    candidates = by_time[codes[by_time] == ACCEPTED]  # in (thing, time, arrival) order
-    if len(candidates) == 0:
-        return
-    cand_thing, cand_t = rows.thing[candidates], rows.t[candidates]
+def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys) -> np.ndarray:
+    """Which of the batch's not-late records (in (thing, time, arrival) order) repeat the time and
+    value of an accepted one of their thing: their indices in the batch."""
+    none = np.empty(0, dtype=_I8)
+    if len(batch) == 0:
+        return none
+    cand_thing, cand_t = batch.thing, batch.t
     # A record that is not late can only repeat a remembered one at or above the watermark
     # before this batch: pending, or in the tail at or above it; and no remembered time is
     # above the largest time seen.
     among_batch = (cand_thing[1:] == cand_thing[:-1]) & (cand_t[1:] == cand_t[:-1])
     if not among_batch.any() and not (cand_t <= table.max_t[cand_thing]).any():
-        return
+        return none
     tail = table.tail
     memory = Rows.concat([tail.take(tail.t >= table.max_t[tail.thing] - disorder), table.pending])
     all_t = np.concatenate((memory.t, cand_t))
-    all_v = np.concatenate((memory.v, rows.v[candidates]))
+    all_v = np.concatenate((memory.v, batch.v))
     all_k = keys.stored(np.concatenate((memory.thing, cand_thing)), all_t)
     order = np.argsort(all_k, kind="stable")  # memory first, then the batch in arrival order
     sorted_k = all_k[order]
@@ -95,7 +95,7 @@ def _mark_duplicates(
     same_as_prev[0] = False
     np.equal(sorted_k[1:], sorted_k[:-1], out=same_as_prev[1:])
     if not same_as_prev.any():
-        return
+        return none
     tied = same_as_prev | np.concatenate((same_as_prev[1:], [False]))
     idx = order[tied]
     # among records of equal thing, time and value, all but the first repeat
@@ -103,8 +103,8 @@ def _mark_duplicates(
     sk, sv, si = all_k[idx][sub], all_v[idx][sub], idx[sub]
     repeat = np.zeros(len(si), dtype=bool)
     repeat[1:] = (sk[1:] == sk[:-1]) & (sv[1:] == sv[:-1])
-    dup_positions = si[repeat] - len(memory)
-    codes[candidates[dup_positions[dup_positions >= 0]]] = DUPLICATE
+    in_batch = si[repeat] - len(memory)
+    return np.sort(in_batch[in_batch >= 0])
 
 
 def _runs(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
