@@ -21,7 +21,6 @@ from __future__ import annotations
 import gc
 import json
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -31,13 +30,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
 from benchmarks.batch_times import batch_time_medians
 from benchmarks.checkpoint_sizes import CheckpointSizes, thirds
 from benchmarks.pair_latency import burst_seconds, certain_at, largest_burst, pair_latencies
+from benchmarks.pair_watcher import PairWatcher
+from benchmarks.pipeline_burst import burst
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -47,6 +47,7 @@ from benchmarks.pipeline_input import (
     scaled_sample,
     slice_size,
 )
+from benchmarks.spark_queries import ResultSizes, wait_for_first_batch
 from benchmarks.windowed_join_baseline import run_baseline
 from statestream.config import Settings
 from statestream.jobs.join_job import JoinJobOptions, spec_templates, start_join_query
@@ -64,6 +65,7 @@ class PipelineBenchOptions:
     latency_seconds: float = 30.0
     trigger_interval_s: float | None = None  # default: the settings' join trigger interval
     warmup_records: int = 100_000
+    burst_pairs: int = 250_000  # the release the burst part makes certain at once; 0: no part
     baseline: bool = True
     baseline_records: int = 200_000
     baseline_range_s: float = 1.0
@@ -93,6 +95,15 @@ class _BenchRun:
         )
         return self.settings.model_copy(update={"topics": topics})
 
+    def specs(self, records: ScaledRecords) -> list[JoinSpec]:
+        """The settings' join specs for the quantities of `records`."""
+        quantities = sorted(set(records.quantities.tolist()))
+        return [
+            spec
+            for template in spec_templates(self.settings)
+            for spec in template.specs_for(quantities)
+        ]
+
     def join_options(self, part: str, **options) -> JoinJobOptions:
         """Options of `part`'s join query: its own name and checkpoint, and `options`."""
         run_id = self.names[f"{part}_in"].split(".")[1]
@@ -110,21 +121,24 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
     ):
         say(f"scaling the sample to {options.records:,} records")
         records = scaled_sample(options.records)
-        specs = _specs(settings, records)
-        expected = expected_pairs(records, specs)
-        gc.freeze()  # the bench's own millions of objects: not for the writer's collections
         bench = _BenchRun(spark, settings, names, options, Path(tmp), say)
-        _ResultSizes.install(spark)
+        expected = expected_pairs(records, bench.specs(records))
+        gc.freeze()  # the bench's own millions of objects: not for the writer's collections
+        ResultSizes.install(spark)
         figures: dict = {}
         try:
             if options.warmup_records:
                 figures |= _warm_up(bench, records.head(options.warmup_records))
             figures |= _throughput(bench, records, expected)
             figures |= _latency(bench)
+            if options.burst_pairs:
+                figures |= burst(bench, options.burst_pairs)
             if options.baseline:
                 figures |= _baseline(bench, records, expected)
             figures["driver_result_bytes_per_batch"] = max(
-                figures["driver_result_bytes"] + figures["latency_driver_result_bytes"]
+                figures["driver_result_bytes"]
+                + figures["latency_driver_result_bytes"]
+                + figures.get("burst_driver_result_bytes", [])
             )
         finally:
             _unload_state_stores(spark)
@@ -142,18 +156,11 @@ def _unload_state_stores(spark: SparkSession) -> None:
     spark._jvm.io.statestream.kafka.ExactlyOnceKafkaSink.closeProducers()  # and their threads
 
 
-def _specs(settings: Settings, records: ScaledRecords) -> list[JoinSpec]:
-    quantities = sorted(set(records.quantities.tolist()))
-    return [
-        spec for template in spec_templates(settings) for spec in template.specs_for(quantities)
-    ]
-
-
 @contextmanager
 def _topics(settings: Settings, run_id: str) -> Iterator[dict[str, str]]:
     names = {
         f"{part}_{kind}": f"bench.{run_id}.{part}.{kind}"
-        for part in ("warmup", "throughput", "latency", "baseline")
+        for part in ("warmup", "throughput", "latency", "burst", "baseline")
         for kind in ("in", "out", "late", "dlq")
     }
     admin = AdminClient(settings.kafka.client_config())
@@ -202,7 +209,7 @@ def _join_all(
     if query.exception() is not None:
         raise RuntimeError(f"the {part} join query failed: {query.exception()}")
     progress = query.recentProgress
-    return progress, seconds, _ResultSizes.of(bench.spark, query.id, len(progress))
+    return progress, seconds, ResultSizes.of(bench.spark, query.id, len(progress))
 
 
 def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame) -> dict:
@@ -250,18 +257,16 @@ def _after_first_batch(progress: list[dict]) -> int | None:
 def _latency(bench: _BenchRun) -> dict:
     count = int(bench.options.latency_rate * bench.options.latency_seconds)
     records = scaled_sample(count, seed=11).head(count)
-    certain = certain_at(
-        records, _specs(bench.settings, records), slice_size(bench.options.latency_rate)
-    )
+    certain = certain_at(records, bench.specs(records), slice_size(bench.options.latency_rate))
     interval = bench.options.trigger_interval_s or bench.settings.join.trigger_interval_s
     options = bench.join_options("latency", trigger_interval_s=interval)
     # every batch's progress, not Spark's last 100, for the batch figures of the whole run
     bench.spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", str(count))
     query = start_join_query(bench.spark, bench.settings_of("latency"), options)
-    watcher = _PairWatcher(bench.settings, bench.names["latency_out"])
+    watcher = PairWatcher(bench.settings, bench.names["latency_out"])
     watcher.start()
     try:
-        _wait_for_first_batch(query)
+        wait_for_first_batch(query)
         bench.say(
             f"latency: {count:,} records at {bench.options.latency_rate:,.0f} records/s, "
             f"a batch every {interval} s"
@@ -291,11 +296,10 @@ def _latency(bench: _BenchRun) -> dict:
         **_percentiles("latency_after_later_record", pairs.after_later_record),
         "latency_pairs_waiting_for_data": int(np.count_nonzero(pairs.waited > 0)),
         "latency_largest_burst": largest_burst(certain, window),
-        "burst_pairs": largest_burst(certain, window),
-        "burst_seconds": _rounded(burst_seconds(certain, window, pairs)),
+        "latency_burst_seconds": _rounded(burst_seconds(certain, window, pairs)),
         "latency_batch": batch_times,
         "latency_batches": batches,
-        "latency_driver_result_bytes": _ResultSizes.of(bench.spark, query.id, batches),
+        "latency_driver_result_bytes": ResultSizes.of(bench.spark, query.id, batches),
         "latency_checkpoint_bytes": thirds(checkpoint.samples),
         "latency_checkpoint_samples": checkpoint.samples,
     }
@@ -303,29 +307,6 @@ def _latency(bench: _BenchRun) -> dict:
 
 def _rounded(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds, 3)
-
-
-class _ResultSizes:
-    """Bytes each batch's tasks returned to the driver: Spark's own task metric resultSize,
-    added up per query and batch by a listener of `jvm/exactly-once` (`ResultSizeListener`)."""
-
-    @staticmethod
-    def install(spark: SparkSession) -> None:
-        spark._jvm.io.statestream.kafka.ResultSizeListener.install(spark.sparkContext._jsc.sc())
-
-    @staticmethod
-    def of(spark: SparkSession, query_id: str, batches: int) -> list[int]:
-        spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty()  # task-end events delivered
-        listener = spark._jvm.io.statestream.kafka.ResultSizeListener
-        return [int(listener.bytes(str(query_id), batch)) for batch in range(batches)]
-
-
-def _wait_for_first_batch(query, timeout_s: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not query.recentProgress:
-        if query.exception() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the latency query did not start: {query.exception()}")
-        time.sleep(0.1)
 
 
 def _percentiles(name: str, seconds: np.ndarray) -> dict[str, float | None]:
@@ -339,52 +320,12 @@ def _percentiles(name: str, seconds: np.ndarray) -> dict[str, float | None]:
     }
 
 
-class _PairWatcher:
-    """A read_committed consumer in a thread that notes when each pair becomes visible."""
-
-    def __init__(self, settings: Settings, topic: str) -> None:
-        self._consumer = Consumer(
-            {
-                **settings.kafka.client_config(),
-                "group.id": f"bench-watch-{uuid.uuid4().hex}",
-                "isolation.level": "read_committed",
-                "auto.offset.reset": "earliest",
-                "fetch.wait.max.ms": 10,
-            }
-        )
-        self._consumer.subscribe([topic])
-        self._seen: list[tuple[float, bytes]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="pair-watcher", daemon=True)
-
-    @property
-    def count(self) -> int:
-        return len(self._seen)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(10)
-        self._consumer.close()
-
-    def received(self) -> list[tuple[float, bytes]]:
-        return list(self._seen)
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            messages = self._consumer.consume(10_000, timeout=0.05)
-            now = time.time()
-            self._seen.extend((now, m.value()) for m in messages if m.error() is None)
-
-
 def _baseline(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame) -> dict:
     """Spark's windowed join on the first `baseline_records` records of the same input."""
     count = min(bench.options.baseline_records, len(records))
     if count < len(records):
         records = records.head(count)
-        expected = expected_pairs(records, _specs(bench.settings, records))
+        expected = expected_pairs(records, bench.specs(records))
     produce(bench.settings, bench.names["baseline_in"], records)
     bench.say(
         f"baseline: Spark's stream-stream join on the first {count:,} records, "

@@ -14,6 +14,7 @@ from benchmarks.pair_latency import (
     largest_burst,
     pair_latencies,
 )
+from benchmarks.pipeline_burst import burst_records, released_pairs
 from benchmarks.pipeline_input import (
     ScaledRecords,
     compare_pairs,
@@ -117,3 +118,27 @@ def test_the_largest_burst_takes_as_long_as_its_slowest_pair() -> None:
     )
     assert burst_seconds(certain, 3, pairs) == 0.9  # window 0-2; record 5's 3.0 s is not in it
     assert burst_seconds({}, 3, pairs) is None
+
+
+def test_the_burst_release_makes_its_pairs_certain_at_once() -> None:
+    held, release = burst_records(250_000, things=1_000)
+    assert len(release) == 1_000 and release.thing_count == 1_000
+    assert np.all(np.diff(held.t) >= 0)  # time order across things
+    assert release.t.min() > held.t.max()
+    released = released_pairs(held, release, [SPEC])
+    assert released >= 250_000
+    # the same count as the offline join's pairs of all records less those certain before
+    lines = [json.dumps(r).encode() for r in _narrow(held) + _narrow(release)]
+    out = io.StringIO()
+    join_lines(lines, [SPEC], out, io.StringIO, flush=False)
+    total = len(out.getvalue().splitlines())
+    assert released == total - 1_000  # one pair per thing is certain before the release
+
+
+def _narrow(records: ScaledRecords) -> list[dict]:
+    return [
+        {"thing": th, "quantity": q, "phenomenonTime": int(t), "result": float(v)}
+        for th, q, t, v in zip(
+            records.things, records.quantities, records.t, records.v, strict=True
+        )
+    ]

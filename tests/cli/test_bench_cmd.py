@@ -32,8 +32,7 @@ def _figures() -> dict:
         "latency_after_later_record_p99_s": 6.984,
         "latency_pairs_waiting_for_data": 219_922,
         "latency_largest_burst": 76_368,
-        "burst_pairs": 76_368,
-        "burst_seconds": 0.912,
+        "latency_burst_seconds": 0.912,
         "driver_result_bytes_per_batch": 63_735,
         "latency_batch": {
             "records": 5_000.0,
@@ -70,3 +69,21 @@ def test_the_rate_after_the_first_batch_is_printed_when_there_is_one() -> None:
     text = _text(_figures() | {"sustained_records_per_s": 153_096, "batches": 5})
     assert "153,096" in text
     assert "one batch only" not in text
+
+
+def test_the_burst_part_prints_what_it_released_and_how_long_it_took() -> None:
+    burst = {
+        "burst_records": 1_000,
+        "burst_pairs_expected": 251_000,
+        "burst_pairs": 251_000,
+        "burst_seconds": 1.234,
+        "burst_batch_ms": 987,
+        "burst_wait_ms": 120,
+        "burst_visible_after_ms": 127,
+    }
+    text = _text(_figures() | burst)
+    assert "burst: 1,000 records release" in text
+    assert "251,000 of 251,000 pairs" in text
+    assert "1.234 s" in text
+    assert "120 / 987 / 127 ms" in text
+    assert "burst:" not in _text(_figures())

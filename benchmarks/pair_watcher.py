@@ -1,0 +1,61 @@
+"""A read_committed consumer in a thread that notes when each pair becomes visible."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+from confluent_kafka import Consumer
+
+from statestream.config import Settings
+
+
+class PairWatcher:
+    """Reads `topic` from its beginning, read_committed; each value with the time it was seen."""
+
+    def __init__(self, settings: Settings, topic: str) -> None:
+        self._consumer = Consumer(
+            {
+                **settings.kafka.client_config(),
+                "group.id": f"bench-watch-{uuid.uuid4().hex}",
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+                "fetch.wait.max.ms": 10,
+            }
+        )
+        self._consumer.subscribe([topic])
+        self._seen: list[tuple[float, bytes]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pair-watcher", daemon=True)
+
+    @property
+    def count(self) -> int:
+        return len(self._seen)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+        self._consumer.close()
+
+    def received(self) -> list[tuple[float, bytes]]:
+        """(epoch seconds when seen, value) of every pair so far, in the order seen."""
+        return list(self._seen)
+
+    def wait_for(self, count: int, timeout_s: float) -> bool:
+        """Wait until `count` pairs were seen; False if `timeout_s` passed first."""
+        deadline = time.monotonic() + timeout_s
+        while self.count < count:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            messages = self._consumer.consume(10_000, timeout=0.05)
+            now = time.time()
+            self._seen.extend((now, m.value()) for m in messages if m.error() is None)
