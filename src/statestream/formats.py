@@ -226,7 +226,17 @@ def json_numbers(values: np.ndarray) -> list[str]:
 
 def pair_json_lines(thing: str, spec: JoinSpec, pairs: JoinedPairs) -> list[str]:
     """The pairs one engine step emitted, in the spec's output format, one JSON text each."""
-    head = f'{{"thing": {json.dumps(thing)}, "quantity": {json.dumps(spec.result)}, '
+    return pair_json_texts(np.full(len(pairs), thing, dtype=object), spec, pairs)
+
+
+def pair_json_texts(things: np.ndarray, spec: JoinSpec, pairs: JoinedPairs) -> list[str]:
+    """Pairs of many things (`things`: each pair's thing) in the spec's output format.
+
+    Each number column becomes JSON text in one call for all things (`json_numbers`), so a
+    batch's pairs cost the same whether they belong to one thing or to thousands.
+    """
+    quantity = f'"quantity": {json.dumps(spec.result)}, '
+    heads = {t: f'{{"thing": {json.dumps(t)}, {quantity}' for t in set(things.tolist())}
     left_q = f'"left": {{"quantity": {json.dumps(spec.left)}, "phenomenonTime": '
     right_q = f'"right": {{"quantity": {json.dumps(spec.right)}, "phenomenonTime": '
     columns = (
@@ -238,7 +248,9 @@ def pair_json_lines(thing: str, spec: JoinSpec, pairs: JoinedPairs) -> list[str]
         pairs.right_v,
     )
     return [
-        f'{head}"phenomenonTime": {t}, "result": {res}, '
+        f'{heads[th]}"phenomenonTime": {t}, "result": {res}, '
         f'{left_q}{lt}, "result": {lv}}}, {right_q}{rt}, "result": {rv}}}}}'
-        for t, res, lt, lv, rt, rv in zip(*(json_numbers(c) for c in columns), strict=True)
+        for th, t, res, lt, lv, rt, rv in zip(
+            things.tolist(), *(json_numbers(c) for c in columns), strict=True
+        )
     ]

@@ -110,6 +110,41 @@ def assert_same_steps(got: Sequence[RoutedStep], expected: Sequence[RoutedStep])
             np.testing.assert_array_equal(a, b)
 
 
+def assert_by_spec_as_steps(steps) -> None:
+    """`pairs_by_spec` and `verdicts_by_spec` hold what the steps hold, all things at once."""
+    for spec, things, pairs in steps.pairs_by_spec():
+        mine = {s.thing: s.step.pairs for s in steps if s.spec == spec and len(s.step.pairs)}
+        runs = [t for k, t in enumerate(things.tolist()) if k == 0 or things[k - 1] != t]
+        assert sorted(runs) == sorted(mine)  # each thing's pairs in one run
+        for thing, expected in mine.items():
+            at = things == thing
+            for f in PAIR_FIELDS:
+                np.testing.assert_array_equal(getattr(pairs, f)[at], getattr(expected, f))
+    assert {spec for spec, _, _ in steps.pairs_by_spec()} == {
+        s.spec for s in steps if len(s.step.pairs)
+    }
+    for spec, side, rows, verdicts in steps.verdicts_by_spec():
+        mine = [s for s in steps if s.spec == spec]
+        by_row = {
+            int(row): (int(code), float(wm))
+            for s in mine
+            for row, code, wm in zip(
+                getattr(s, f"{side}_rows"),
+                getattr(s.step, side).codes,
+                getattr(s.step, side).watermark,
+                strict=True,
+            )
+        }
+        got = {
+            int(row): (int(code), float(wm))
+            for row, code, wm in zip(rows, verdicts.codes, verdicts.watermark, strict=True)
+        }
+        assert got.keys() == by_row.keys()
+        for row, (code, wm) in got.items():
+            assert code == by_row[row][0]
+            assert wm == by_row[row][1] or (math.isnan(wm) and math.isnan(by_row[row][1]))
+
+
 def _exported(router) -> list[tuple[tuple[str, int], bytes]]:
     return [(key, export_state(engine)) for key, engine in router.engines.items()]
 
@@ -140,7 +175,9 @@ class _Pair:
         if self.restore:
             self.routers = self._routers()
         new, old = self.routers
-        assert_same_steps(new.process(*columns), old.process(*columns))
+        steps = new.process(*columns)
+        assert_same_steps(steps, old.process(*columns))
+        assert_by_spec_as_steps(steps)
         self.check_state()
         for store, router in zip(self.stored, self.routers, strict=True):
             store.update(_exported(router))

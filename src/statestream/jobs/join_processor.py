@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.formats import pair_json_lines
+from statestream.formats import pair_json_texts
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows, raw_text
 from statestream.join import (
@@ -30,7 +30,7 @@ from statestream.join import (
     ComplementJoin,
     JoinRouter,
     JoinSpec,
-    RoutedStep,
+    RoutedSteps,
     SpecTemplate,
     export_state,
     pack_states,
@@ -77,8 +77,7 @@ class ComplementJoinProcessor(StatefulProcessor):
             frame["v"].to_numpy(dtype=np.float64),
             np.arange(len(frame), dtype=np.int64),
         )
-        for routed in steps:
-            out.step(routed, frame)
+        out.steps(steps, frame)
         stored.save({(thing, specs[i].result): e for (thing, i), e in router.engines.items()})
         out.stats(len(frame) + len(rejects), router.state_size)
         yield out.frame()
@@ -136,27 +135,23 @@ class _Output:
         }
         self.rows.add("malformed", self.topics.dead_letter, None, json.dumps(value))
 
-    def step(self, routed: RoutedStep, frame: pd.DataFrame) -> None:
-        spec, pairs = routed.spec, routed.step.pairs
-        if len(pairs):
-            key = f"{routed.thing}.{spec.result}"
-            self.rows.add_many(
-                "pair", self.topics.pairs, key, pair_json_lines(routed.thing, spec, pairs)
+    def steps(self, steps: RoutedSteps, frame: pd.DataFrame) -> None:
+        """The pairs, late and malformed records of one call's steps, all things of a spec at
+        once (keys `thing.result`, each thing's pairs in a row, in emission order)."""
+        for spec, things, pairs in steps.pairs_by_spec():
+            keys = things + f".{spec.result}"
+            self.rows.add_runs(
+                "pair", self.topics.pairs, keys, pair_json_texts(things, spec, pairs)
             )
             self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
-        for series, rows, verdicts in (
-            ("left", routed.left_rows, routed.step.left),
-            ("right", routed.right_rows, routed.step.right),
-        ):
-            if not len(rows):
-                continue
+        for spec, series, rows, verdicts in steps.verdicts_by_spec():
             self.duplicates += int(np.count_nonzero(verdicts.codes == DUPLICATE))
             for k in np.flatnonzero(verdicts.codes >= MALFORMED):
-                self._rejected(routed, series, frame.iloc[rows[k]], verdicts, k)
+                self._rejected(spec, series, frame.iloc[rows[k]], verdicts, k)
 
-    def _rejected(self, routed, series, row, verdicts, k) -> None:
+    def _rejected(self, spec: JoinSpec, series, row, verdicts, k) -> None:
         if verdicts.codes[k] == MALFORMED:
-            reason = f"value of {row['quantity']} cannot be taken by {routed.spec.function_name}"
+            reason = f"value of {row['quantity']} cannot be taken by {spec.function_name}"
             raw = raw_text(row["value"], self.topics.envelope)
             self._dead_letter(reason, raw, int(row["partition"]), int(row["offset"]))
             return
@@ -169,7 +164,7 @@ class _Output:
             "phenomenonTime": float(row["t"]),
             "result": float(row["v"]),
             "series": series,
-            "join": routed.spec.result,
+            "join": spec.result,
             "watermark": float(verdicts.watermark[k]),
             "partition": int(row["partition"]),
             "offset": int(row["offset"]),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
+import numpy as np
 import orjson
 import pandas as pd
 
@@ -50,10 +51,17 @@ class OutputRows:
         if not values:
             return
         runs, group_values = self._groups.setdefault((kind, topic), ([], []))
-        if runs and runs[-1][0] == key:
-            runs[-1][1] += len(values)
-        else:
-            runs.append([key, len(values)])
+        _append_run(runs, key, len(values))
+        group_values.extend(values)
+
+    def add_runs(self, kind: str, topic: str, keys: np.ndarray, values: list[str]) -> None:
+        """Records of one kind and topic, `keys[i]` the key of `values[i]` (an object array)."""
+        if not values:
+            return
+        runs, group_values = self._groups.setdefault((kind, topic), ([], []))
+        bounds = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
+        for start, end in itertools.pairwise(bounds):
+            _append_run(runs, keys[start], end - start)
         group_values.extend(values)
 
     def count(self, kind: str) -> int:
@@ -86,6 +94,14 @@ def records(topic: str, keys: str, values: bytes) -> Iterator[tuple[str, str | N
     for key, count in orjson.loads(keys):
         for value in itertools.islice(lines, count):
             yield topic, key, value
+
+
+def _append_run(runs: list[list], key: str | None, count: int) -> None:
+    """Add `count` records of `key` to `runs`, extending the last run when it has that key."""
+    if runs and runs[-1][0] == key:
+        runs[-1][1] += count
+    else:
+        runs.append([key, count])
 
 
 def _json_array(items: list) -> str:

@@ -288,6 +288,25 @@ class RoutedSteps(Sequence[RoutedStep]):
     def pair_count(self) -> int:
         return sum(len(part.step.pairs) for part in self._parts.values())
 
+    def pairs_by_spec(self) -> Iterator[tuple[JoinSpec, np.ndarray, JoinedPairs]]:
+        """Per spec with pairs, those of all things at once: (spec, each pair's thing, pairs).
+
+        A thing's pairs are together and in emission order, as its `RoutedStep` has them;
+        for callers that handle every pair alike and need no step per thing.
+        """
+        names = np.asarray(self._names, dtype=object)
+        for part in self._parts.values():
+            if len(part.step.pairs):
+                yield part.spec, names[part.step.pair_thing], part.step.pairs
+
+    def verdicts_by_spec(self) -> Iterator[tuple[JoinSpec, str, np.ndarray, SeriesVerdicts]]:
+        """Per spec and side ("left", "right"): the input rows and their verdicts, all things."""
+        for part in self._parts.values():
+            for side, (rows, codes, watermark) in zip(
+                ("left", "right"), part._grouped, strict=True
+            ):
+                yield part.spec, side, rows, SeriesVerdicts(codes, watermark)
+
     def __len__(self) -> int:
         return len(self._order)
 
