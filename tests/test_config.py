@@ -129,3 +129,35 @@ def test_secrets_are_masked_unless_revealed(monkeypatch: pytest.MonkeyPatch) -> 
     settings = load_settings()
     assert settings.to_json_dict()["influx"]["password"] == "**********"
     assert settings.to_json_dict(reveal=True)["influx"]["password"] == "s3cret"
+
+
+def test_no_local_cluster_by_default() -> None:
+    settings = load_settings()
+    assert (settings.services.spark_workers, settings.services.kafka_brokers) == (0, 1)
+    assert settings.spark.master == "local[*,4]"
+    assert settings.kafka.bootstrap_servers == "localhost:9092"
+    assert "services" in settings.to_json_dict()
+
+
+def test_spark_workers_move_the_jobs_to_the_local_master(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_SERVICES__SPARK_WORKERS", "2")
+    monkeypatch.setenv("STATESTREAM_SERVICES__SPARK_MASTER_PORT", "17077")
+    assert load_settings().spark.master == "spark://localhost:17077"
+    monkeypatch.setenv("STATESTREAM_SPARK__MASTER", "local[2]")
+    assert load_settings().spark.master == "local[2]"
+
+
+def test_three_brokers_are_all_bootstrap_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_SERVICES__KAFKA_BROKERS", "3")
+    monkeypatch.setenv("STATESTREAM_KAFKA__BOOTSTRAP_SERVERS", "localhost:19092")
+    settings = load_settings()
+    assert settings.kafka.bootstrap_servers == "localhost:19092,localhost:19094,localhost:19096"
+    assert (settings.kafka.port, settings.kafka.is_local) == (19092, True)
+    assert settings.services.kafka_ports(19092, 19093, 3) == (19096, 19097)
+    assert (settings.services.replication_factor, settings.services.min_insync_replicas) == (3, 2)
+
+
+def test_brokers_are_one_or_three(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STATESTREAM_SERVICES__KAFKA_BROKERS", "2")
+    with pytest.raises(ConfigError, match=r"STATESTREAM_SERVICES__KAFKA_BROKERS.*1 or 3"):
+        load_settings()

@@ -27,6 +27,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from statestream.config.cluster import ServicesSettings, local_cluster
 from statestream.config.sections import (
     LOCAL_HOSTS,
     SECRETS_FILE_NAME,
@@ -70,6 +71,7 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     stats: StatsSettings = Field(default_factory=StatsSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
+    services: ServicesSettings = Field(default_factory=ServicesSettings)
     paths: PathsSettings = Field(default_factory=PathsSettings)
 
     @property
@@ -129,9 +131,10 @@ def _build(config_file: Path | None, overrides: dict[str, Any]) -> Settings:
         raise ConfigError(_one_line(exc)) from None
     except ValueError as exc:  # an unreadable TOML file
         raise ConfigError(f"config file {config_file}: {exc}") from None
-    return Settings.model_construct(
+    settings = Settings.model_construct(
         **{name: getattr(loaded, name) for name in Settings.model_fields}
     )
+    return local_cluster(settings, master_set="master" in loaded.spark.model_fields_set)
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -218,6 +221,7 @@ __all__ = [
     "KafkaSettings",
     "MqttSettings",
     "PathsSettings",
+    "ServicesSettings",
     "Settings",
     "SparkSettings",
     "StatsSettings",
