@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "statestream.bad_input",
     "statestream.formats",
     "statestream.ingest.envelope",
     "statestream.ingest.machine_data",

@@ -78,14 +78,17 @@ def test_a_dead_letter_record_keeps_the_raw_payload_source_and_reason() -> None:
     rejected = EventRejected("missing_thing", "missing Thing")
     value = json.loads(dead_letter_value(event, rejected, 100))
     assert value == {
+        "stage": "ingest",
         "reason": "missing Thing",
-        "kind": "missing_thing",
         "source_topic": "machine/states",
-        "received_at": 1700000000000,
+        "partition": None,
+        "offset": None,
+        "ingested_at": 1700000000000,
         "raw": '{"Thing": 1}',
         "raw_encoding": "utf-8",
         "raw_bytes": 12,
         "truncated": False,
+        "kind": "missing_thing",
     }
     binary = RawEvent(b"\xff\xfe" * 100, "machine/states", 0)
     value = json.loads(dead_letter_value(binary, EventRejected("oversize", "too big"), 50))

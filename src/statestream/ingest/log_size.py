@@ -17,12 +17,13 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from statestream.bad_input import now_ms
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import EventRejected, MachineRecord, RawEvent
 from statestream.ingest.envelope import ENVELOPES, Envelope, codec_for
 from statestream.ingest.machine_data import MachineRowProcessor
-from statestream.ingest.pipeline import machine_data_pipeline, now_ms
+from statestream.ingest.pipeline import machine_data_pipeline
 from statestream.ingest.replay import ReplayConnector
 
 COMPRESSIONS = ("none", "lz4", "zstd")

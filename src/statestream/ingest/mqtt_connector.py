@@ -15,11 +15,12 @@ import logging
 import threading
 from collections.abc import Callable
 
+from statestream.bad_input import now_ms
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import Connector, RawEvent
 from statestream.ingest.mqtt import ConnectionLost, MqttConnection, wire
-from statestream.ingest.pipeline import IngestPipeline, now_ms
+from statestream.ingest.pipeline import IngestPipeline
 
 log = logging.getLogger("statestream.connector")
 

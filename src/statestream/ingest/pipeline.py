@@ -1,22 +1,20 @@
 """From raw event to Kafka: check the size, run the processor, encode, produce, track delivery.
 
 Every event ends in Kafka: as its records on the data topic, or as one dead-letter record (raw
-payload, source, reason) when it is too large or the processor rejects it. `poll` returns the
-events that are completely in Kafka, in the order they were submitted, so a connector can
-acknowledge them to its source in receipt order.
+payload, source, reason; `statestream.bad_input`) when it is too large or the processor rejects
+it. `poll` returns the events that are completely in Kafka, in the order they were submitted, so
+a connector can acknowledge them to its source in receipt order.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from confluent_kafka import KafkaError, Message
 
+from statestream.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import EventRejected, Processor, RawEvent
@@ -163,42 +161,21 @@ def _key_bytes(thing: str, quantity: str) -> bytes:
 
 
 def dead_letter_value(event: RawEvent, rejected: EventRejected, raw_limit: int) -> bytes:
-    """The dead-letter record of a rejected event: reason, kind, source, time and raw payload.
+    """The dead letter of a rejected event (`statestream.bad_input`), stage "ingest".
 
-    The payload is kept as text when it is UTF-8, else base64 (`raw_encoding`); one larger than
-    `raw_limit` bytes is cut there (`truncated`), so the record always fits in Kafka.
+    No partition or offset (an MQTT message has none); `ingested_at` is the receive time and the
+    stage's own field `kind` the rule the event broke.
     """
-    raw, truncated = event.payload[:raw_limit], len(event.payload) > raw_limit
-    text, encoding = _utf8(raw, truncated), "utf-8"
-    if text is None:
-        text, encoding = base64.b64encode(raw).decode("ascii"), "base64"
-    return json.dumps(
-        {
-            "reason": rejected.reason,
-            "kind": rejected.kind,
-            "source_topic": event.source,
-            "received_at": event.received_ms,
-            "raw": text,
-            "raw_encoding": encoding,
-            "raw_bytes": len(event.payload),
-            "truncated": truncated,
-        }
-    ).encode()
-
-
-def _utf8(raw: bytes, truncated: bool) -> str | None:
-    """`raw` as text when it is UTF-8 (a cut payload may end inside a character); else None."""
-    for cut in range(4 if truncated else 1):
-        try:
-            return raw[: len(raw) - cut].decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-    return None
-
-
-def now_ms() -> int:
-    """The current time in epoch ms (the ingestion time of an event received now)."""
-    return time.time_ns() // 1_000_000
+    record = dead_letter(
+        "ingest",
+        rejected.reason,
+        event.payload,
+        source_topic=event.source,
+        ingested_at=event.received_ms,
+        raw_limit=raw_limit,
+        kind=rejected.kind,
+    )
+    return to_json(record).encode()
 
 
 def machine_data_pipeline(

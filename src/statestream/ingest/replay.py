@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from statestream.bad_input import now_ms
 from statestream.errors import InputError
 from statestream.ingest.base import Connector, RawEvent
-from statestream.ingest.pipeline import IngestPipeline, now_ms
+from statestream.ingest.pipeline import IngestPipeline
 
 POLL_EVERY = 1000  # events between two polls of the producer's delivery reports …
 POLL_INTERVAL_S = 0.5  # … or seconds, whichever comes first (a slow replay shows progress)
