@@ -16,6 +16,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from statestream.bad_input import DEAD_LETTER_FIELDS
 from statestream.config import Settings
 from statestream.jobs.influx_sink_job import (
     InfluxSinkOptions,
@@ -204,6 +205,7 @@ def test_the_sink_writes_exactly_the_records_of_each_topic(
     assert reasons["not json"].startswith("bad JSON")
     assert "phenomenonTime" in reasons[bad[1].decode()]
     assert all(d["source_topic"] in (topics.machine_data, topics.stats) for d in dead)
+    assert all(d["stage"] == "sink_influx" and list(d) == list(DEAD_LETTER_FIELDS) for d in dead)
     assert sum(r.bad_records for r in reports) == len(bad)
     produced = len(data) + 50 + 2 + len(pairs) + len(stats) + 2 + len(alerts)  # aborted: not read
     assert sum(r.records for r in reports) == produced

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from statestream.bad_input import DEAD_LETTER_FIELDS
 from statestream.config import Settings
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 from statestream.ingest.connector_process import ConnectorProcess
@@ -159,6 +160,7 @@ def test_each_kind_of_bad_message_goes_to_the_dead_letter_topic(ingest: Settings
     assert [d["kind"] for d in dead] == list(bad)
     for letter, (kind, payload) in zip(dead, bad.items(), strict=True):
         assert letter["source_topic"] == ingest.mqtt.topic
+        assert list(letter) == [*DEAD_LETTER_FIELDS, "kind"] and letter["stage"] == "ingest"
         assert letter["reason"], kind
         assert letter["raw_bytes"] == len(payload)
         assert letter["raw"].encode() == payload[:1000]

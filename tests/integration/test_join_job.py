@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.formats import RecordColumns, parse_line
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
@@ -137,7 +138,9 @@ def test_streaming_join_equals_offline_join(
     assert {_pair_key(p) for p in got} == {_pair_key(p) for p in expected_pairs}
     late = _read_json(settings, settings.topics.late)
     assert len(late) == expected_late
-    assert all(record["reason"] == "late" and "watermark" in record for record in late)
+    assert all(record["reason"] == "late" and record["stage"] == "join" for record in late)
+    assert all(set(LATE_FIELDS) <= record.keys() and "series" in record for record in late)
+    assert all(r["source_topic"] == settings.topics.machine_data for r in late)
     metrics = [
         p["observedMetrics"]["join_metrics"]
         for p in query.recentProgress
@@ -203,6 +206,7 @@ def test_malformed_records_go_to_the_dead_letter_topic(
         "key 'R0815.vaTorque_C11' is not the record's thing.quantity R0816.vaTorque_C11"
     )
     assert all(d["source_topic"] == settings.topics.machine_data for d in dead)
+    assert all(d["stage"] == "join" and list(d) == list(DEAD_LETTER_FIELDS) for d in dead)
     assert {_pair_key(p) for p in _read_json(settings, settings.topics.machine_out)} == {
         _pair_key(p) for p in _offline(good, SpecTemplate())[0]
     }

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from confluent_kafka import Producer
 
+from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.jobs.stats_job import StatsJobOptions, batch_metrics, start_stats_query
 from statestream.stats import StatsSpec
@@ -115,6 +116,7 @@ def test_synthetic_series_give_their_known_statistics(
     assert [(r["thing"], r["phenomenonTime"], r["reason"]) for r in late] == [
         ("LATE", stray_time, "late")
     ]
+    assert late[0]["stage"] == "stats" and set(LATE_FIELDS) < late[0].keys()
     assert late[0]["watermark"] > stray_time + SPEC.out_of_orderness_ms + SPEC.allowed_lateness_ms
 
     expected = reference_statistics(records, SPEC)
@@ -127,6 +129,7 @@ def test_synthetic_series_give_their_known_statistics(
     assert dead[bad[1].decode()]["reason"] == "missing result"
     assert dead[not_finite.decode()]["reason"] == "result is not a finite number"
     assert all(d["source_topic"] == settings.topics.machine_out for d in dead.values())
+    assert all(d["stage"] == "stats" and list(d) == list(DEAD_LETTER_FIELDS) for d in dead.values())
     metrics = [batch_metrics(p) for p in query.recentProgress]
     assert sum(m["records_in"] for m in metrics) == len(records) + 4
     assert sum(m["windows_out"] for m in metrics) == len(results)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
@@ -14,7 +13,7 @@ from hypothesis import strategies as st
 from statestream.ingest.base import MachineRecord
 from statestream.ingest.envelope import codec_for
 from statestream.jobs import record_decoding
-from statestream.jobs.record_decoding import decode_rows, decode_values, raw_text
+from statestream.jobs.record_decoding import decode_rows, decode_values
 
 names = st.text(min_size=1, max_size=8)
 records = st.lists(
@@ -132,13 +131,7 @@ def test_rows_are_split_into_records_and_rejects_keeping_their_kafka_position() 
         "no key: a record's key is its thing.quantity, here R1.q",
         "key 'R9.q' is not the record's thing.quantity R1.q",
     ]
-    assert rejects["raw"].tolist() == [rows["value"][1].decode(), rows["value"][2].decode(), "oops"]
-
-
-def test_raw_text_is_base64_for_protobuf_and_text_otherwise() -> None:
-    assert raw_text(b"\xff\x00", "protobuf") == base64.b64encode(b"\xff\x00").decode()
-    assert raw_text(b"caf\xc3\xa9 \xff", "none") == "café \ufffd"
-    assert raw_text(None, "json") is None
+    assert rejects["raw"].tolist() == [rows["value"][1], rows["value"][2], b"oops"]
 
 
 def test_an_unknown_envelope_is_refused() -> None:

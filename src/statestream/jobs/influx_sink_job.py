@@ -20,7 +20,6 @@ transactions of the exactly-once jobs); its tasks write their own partition of e
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import time
 from collections.abc import Iterator, Mapping
@@ -37,6 +36,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from requests.exceptions import RequestException
 
+from statestream.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
@@ -213,18 +213,17 @@ class InfluxPartitionWriter:
 
 
 def _dead_letter(frame: pd.DataFrame, row: int, reason: str) -> str:
-    """The dead-letter record of the sink's input row `row`."""
+    """The dead letter (`statestream.bad_input`) of the sink's input row `row`."""
     value = frame["value"].iat[row]
-    return json.dumps(
-        {
-            "reason": reason,
-            "raw": None if pd.isna(value) else value,
-            "source_topic": frame["topic"].iat[row],
-            "partition": int(frame["partition"].iat[row]),
-            "offset": int(frame["offset"].iat[row]),
-            "stage": "sink-influx",
-        }
+    record = dead_letter(
+        "sink_influx",
+        reason,
+        None if pd.isna(value) else value,
+        source_topic=frame["topic"].iat[row],
+        partition=int(frame["partition"].iat[row]),
+        offset=int(frame["offset"].iat[row]),
     )
+    return to_json(record)
 
 
 def _task_label() -> str:

@@ -12,7 +12,6 @@ A call's records go out packed, one row per kind (`pair`, `late`, `malformed`) a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -20,9 +19,10 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from statestream.bad_input import dead_letter, late_record, to_json
 from statestream.formats import pair_json_texts
 from statestream.jobs.output_rows import OutputRows, output_schema
-from statestream.jobs.record_decoding import decode_rows, raw_text
+from statestream.jobs.record_decoding import decode_rows
 from statestream.join import (
     DUPLICATE,
     LATE,
@@ -125,15 +125,17 @@ class _Output:
         for row in rejects.itertuples(index=False):
             self._dead_letter(row.reason, row.raw, int(row.partition), int(row.offset))
 
-    def _dead_letter(self, reason: str, raw: str | None, partition: int, offset: int) -> None:
-        value = {
-            "reason": reason,
-            "raw": raw,
-            "source_topic": self.topics.source,
-            "partition": partition,
-            "offset": offset,
-        }
-        self.rows.add("malformed", self.topics.dead_letter, None, json.dumps(value))
+    def _dead_letter(self, reason: str, raw: bytes | None, partition: int, offset: int) -> None:
+        """A dead letter (`statestream.bad_input`); `ingested_at`: when the call reads the row."""
+        value = dead_letter(
+            "join",
+            reason,
+            raw,
+            source_topic=self.topics.source,
+            partition=partition,
+            offset=offset,
+        )
+        self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
 
     def steps(self, steps: RoutedSteps, frame: pd.DataFrame) -> None:
         """The pairs, late and malformed records of one call's steps, all things of a spec at
@@ -152,25 +154,25 @@ class _Output:
     def _rejected(self, spec: JoinSpec, series, row, verdicts, k) -> None:
         if verdicts.codes[k] == MALFORMED:
             reason = f"value of {row['quantity']} cannot be taken by {spec.function_name}"
-            raw = raw_text(row["value"], self.topics.envelope)
-            self._dead_letter(reason, raw, int(row["partition"]), int(row["offset"]))
+            self._dead_letter(reason, row["value"], int(row["partition"]), int(row["offset"]))
             return
         if verdicts.codes[k] != LATE:
             return
-        value = {
-            "reason": "late",
-            "thing": row["thing"],
-            "quantity": row["quantity"],
-            "phenomenonTime": float(row["t"]),
-            "result": float(row["v"]),
-            "series": series,
-            "join": spec.result,
-            "watermark": float(verdicts.watermark[k]),
-            "partition": int(row["partition"]),
-            "offset": int(row["offset"]),
-        }
+        value = late_record(
+            "join",
+            thing=row["thing"],
+            quantity=row["quantity"],
+            phenomenon_time=row["t"],
+            result=row["v"],
+            watermark=verdicts.watermark[k],
+            source_topic=self.topics.source,
+            partition=int(row["partition"]),
+            offset=int(row["offset"]),
+            series=series,
+            join=spec.result,
+        )
         key = f"{row['thing']}.{row['quantity']}"
-        self.rows.add("late", self.topics.late, key, json.dumps(value))
+        self.rows.add("late", self.topics.late, key, to_json(value))
 
     def stats(self, records: int, state_records: int) -> None:
         """The call's figures, for the last row."""

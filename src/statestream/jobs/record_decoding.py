@@ -30,7 +30,6 @@ record under another key could meet the state of another thing.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -48,8 +47,8 @@ def decode_rows(rows: pd.DataFrame, envelope: str) -> tuple[pd.DataFrame, pd.Dat
     """Kafka rows (key, value, partition, offset) → (records, rejects), both in the rows' order.
 
     records: thing, quantity, t (epoch ms), v, partition, offset, value (the Kafka value, for a
-    dead-letter record later); rejects: reason, raw (the value as text, base64 for protobuf),
-    partition, offset.
+    dead-letter record later); rejects: reason, raw (the Kafka value as it came, bytes or None:
+    `statestream.bad_input.dead_letter` turns it into text), partition, offset.
     """
     values = rows["value"].to_numpy(dtype=object)
     decoded = decode_values(values, envelope)
@@ -65,12 +64,12 @@ def decode_rows(rows: pd.DataFrame, envelope: str) -> tuple[pd.DataFrame, pd.Dat
         }
     )
     rejects = _rejects(
-        reason[~ok], values[~ok], position["partition"][~ok], position["offset"][~ok], envelope
+        reason[~ok], values[~ok], position["partition"][~ok], position["offset"][~ok]
     )
     return records, rejects
 
 
-def rejected(records: pd.DataFrame, mask: np.ndarray, reason: str, envelope: str) -> pd.DataFrame:
+def rejected(records: pd.DataFrame, mask: np.ndarray, reason: str) -> pd.DataFrame:
     """The `records` (of `decode_rows`) where `mask` is set, as rejects with `reason`."""
     chosen = records[mask]
     return _rejects(
@@ -78,16 +77,15 @@ def rejected(records: pd.DataFrame, mask: np.ndarray, reason: str, envelope: str
         chosen["value"].to_numpy(dtype=object),
         chosen["partition"].to_numpy(),
         chosen["offset"].to_numpy(),
-        envelope,
     )
 
 
-def _rejects(reasons, values, partitions, offsets, envelope: str) -> pd.DataFrame:
-    """Rejects as `decode_rows` gives them: reason, raw (the value as text), partition, offset."""
+def _rejects(reasons, values, partitions, offsets) -> pd.DataFrame:
+    """Rejects as `decode_rows` gives them: reason, raw (the Kafka value), partition, offset."""
     return pd.DataFrame(
         {
             "reason": reasons,
-            "raw": [raw_text(value, envelope) for value in values],
+            "raw": values,
             "partition": partitions,
             "offset": offsets,
         }
@@ -103,15 +101,6 @@ def decode_values(values: Sequence[bytes | None], envelope: str) -> dict[str, np
         if fast is not None:
             return fast
     return _columns([_DECODERS[envelope](value) for value in values])
-
-
-def raw_text(value: bytes | None, envelope: str) -> str | None:
-    """A Kafka value as text for a dead-letter record: UTF-8, or base64 for protobuf."""
-    if value is None:
-        return None
-    if envelope == "protobuf":
-        return base64.b64encode(value).decode()
-    return bytes(value).decode("utf-8", errors="replace")
 
 
 def _plain_json_columns(values: Sequence[bytes | None]) -> dict[str, np.ndarray] | None:

@@ -12,7 +12,6 @@ A call's records go out packed, one row per kind (`stats` window results, `alert
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from statestream.bad_input import dead_letter, to_json
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows, rejected
 from statestream.stats import (
@@ -69,7 +69,7 @@ class PowerStatisticsProcessor(StatefulProcessor):
         frame, rejects = decode_rows(frame, "none")
         out.malformed(rejects)
         finite = np.isfinite(frame["v"].to_numpy())
-        out.malformed(rejected(frame, ~finite, "result is not a finite number", "none"))
+        out.malformed(rejected(frame, ~finite, "result is not a finite number"))
         frame = frame[finite]
         components = frame["quantity"].str.extract(self.component)["c"]
         out.other = int(components.isna().sum())
@@ -106,15 +106,15 @@ class _Output:
         """Values that are no power records (`record_decoding.decode_rows`' rejects)."""
         self.malformed_count += len(rejects)
         for row in rejects.itertuples(index=False):
-            value = {
-                "reason": row.reason,
-                "stage": "stats",
-                "raw": row.raw,
-                "source_topic": self.topics.source,
-                "partition": int(row.partition),
-                "offset": int(row.offset),
-            }
-            self.rows.add("malformed", self.topics.dead_letter, None, json.dumps(value))
+            value = dead_letter(
+                "stats",
+                row.reason,
+                row.raw,
+                source_topic=self.topics.source,
+                partition=int(row.partition),
+                offset=int(row.offset),
+            )
+            self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
 
     def series(self, thing: str, component: str, rows: pd.DataFrame, step: SeriesStep) -> None:
         accepted = rows["t"].to_numpy()[~step.late]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from statestream.bad_input import late_record, to_json
 from statestream.stats.spec import LEVEL_LABELS, StatsSpec
 
 Record = tuple[str, str]  # (key, JSON value)
@@ -77,27 +78,27 @@ def late_records(
     spec: StatsSpec,
     origins: Sequence[tuple[str, int, int]],
 ) -> list[Record]:
-    """Late power records with the reason, the watermark they met and where they came from.
+    """Late power records (`statestream.bad_input.late_record`, stage "stats") with the
+    watermark they met, the allowed lateness and where they came from.
 
     `origins` holds (source topic, partition, offset) per record.
     """
     return [
         (
             f"{thing}.{quantity}",
-            json.dumps(
-                {
-                    "reason": "late",
-                    "stage": "stats",
-                    "thing": thing,
-                    "quantity": quantity,
-                    "phenomenonTime": t,
-                    "result": v,
-                    "watermark": w,
-                    "allowed_lateness_ms": spec.allowed_lateness_ms,
-                    "source_topic": topic,
-                    "partition": partition,
-                    "offset": offset,
-                }
+            to_json(
+                late_record(
+                    "stats",
+                    thing=thing,
+                    quantity=quantity,
+                    phenomenon_time=t,
+                    result=v,
+                    watermark=w,
+                    source_topic=topic,
+                    partition=partition,
+                    offset=offset,
+                    allowed_lateness_ms=spec.allowed_lateness_ms,
+                )
             ),
         )
         for t, v, w, (topic, partition, offset) in zip(
