@@ -24,3 +24,14 @@ def test_only_the_commits_topic_is_compacted() -> None:
     specs = topic_specs(load_settings())
     compacted = [s.name for s in specs if "compact" in s.config.get("cleanup.policy", "")]
     assert compacted == ["statestream.commits"]
+
+
+def test_topics_on_three_local_brokers_have_three_replicas_two_in_sync() -> None:
+    specs = topic_specs(load_settings(services={"kafka_brokers": 3}))
+    assert {(s.replication_factor, s.config["min.insync.replicas"]) for s in specs} == {(3, "2")}
+
+
+def test_one_local_broker_means_one_replica_and_other_machines_their_defaults() -> None:
+    assert {s.replication_factor for s in topic_specs(load_settings())} == {1}
+    elsewhere = load_settings(kafka={"bootstrap_servers": "kafka.plant:9092"})
+    assert {s.replication_factor for s in topic_specs(elsewhere)} == {-1}

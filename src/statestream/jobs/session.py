@@ -17,7 +17,7 @@ from pathlib import Path
 from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
-from statestream.config import Settings
+from statestream.config import LOCAL_HOSTS, Settings
 from statestream.environment import find_java, jar_dir
 from statestream.errors import EnvironmentProblem
 from statestream.spark import patches
@@ -46,10 +46,9 @@ def spark_session(
     else:
         os.environ["PYSPARK_PYTHON"] = sys.executable
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-        if settings.spark.master.startswith("local"):
-            os.environ.setdefault(
-                "SPARK_LOCAL_IP", "127.0.0.1"
-            )  # no "resolves to loopback" warning
+        if _on_this_machine(settings.spark.master):
+            # no "resolves to loopback" warning; the local cluster's executors reach the driver
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         options["spark.master"] = settings.spark.master
     builder = SparkSession.builder
     for key, value in options.items():
@@ -58,6 +57,12 @@ def spark_session(
     spark.sparkContext.setLogLevel(settings.spark.log_level)
     _report_status(spark, settings)
     return spark
+
+
+def _on_this_machine(master: str) -> bool:
+    """True for a local master and for a standalone master on localhost (`services up`'s)."""
+    host = master.removeprefix("spark://").rpartition(":")[0]
+    return master.startswith("local") or host in LOCAL_HOSTS
 
 
 def _report_status(spark: SparkSession, settings: Settings) -> None:

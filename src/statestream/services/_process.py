@@ -88,6 +88,11 @@ def spawn(
     return process.pid
 
 
+def terminate(pid: int) -> None:
+    """Send SIGTERM to `pid` without waiting (a cluster's nodes are asked to stop together)."""
+    _signal(pid, signal.SIGTERM)
+
+
 def stop_pid(pid: int, timeout_s: float = 20.0) -> bool:
     """SIGTERM `pid`, wait up to `timeout_s` for it to exit, then SIGKILL. True if it was killed."""
     _signal(pid, signal.SIGTERM)

@@ -11,16 +11,21 @@ from statestream.services._process import owned_pid
 
 
 class LocalService(ABC):
-    """One service (Kafka, Mosquitto, InfluxDB) run by statestream under `<data_dir>/<name>`.
+    """One process of a service (Kafka, Mosquitto, InfluxDB, Spark) run by statestream.
 
-    Subclasses generate the service's configuration from the settings, say how to start it and how
+    Subclasses generate the process's configuration from the settings, say how to start it and how
     to tell that it answers; `statestream.services.stack` starts, checks and stops them all.
+    `name` is the process's own (its pid file, log, folder under the data folder), `service` the
+    service it belongs to and `role` what it is in it (`kafka-broker-2`, `spark-worker-1`).
     """
 
-    name: ClassVar[str]
-    title: ClassVar[str]
+    name: str
+    title: str
+    service: ClassVar[str]
     start_timeout_s: ClassVar[float] = 30.0
     stop_timeout_s: ClassVar[float] = 20.0
+    # processes of a later wave start once the earlier waves answer (Spark workers after the master)
+    start_wave: ClassVar[int] = 0
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -29,6 +34,16 @@ class LocalService(ABC):
     def home(self) -> Path:
         """The folder with this service's configuration and data."""
         return self.settings.paths.data_dir / self.name
+
+    @property
+    def role(self) -> str:
+        """What this process is in its service (its name unless the service has several)."""
+        return self.name
+
+    @property
+    def port(self) -> int:
+        """The port clients reach this process on (the first of `port_settings`)."""
+        return next(iter(self.port_settings()))
 
     @property
     def pid_file(self) -> Path:
@@ -77,6 +92,10 @@ class LocalService(ABC):
     @abstractmethod
     def health(self) -> str | None:
         """None when the service answers with statestream's credentials, else why not."""
+
+    def environment(self) -> dict[str, str]:
+        """Environment variables the process needs besides statestream's own (default: none)."""
+        return {}
 
     def answers(self) -> bool:
         """True once a starting service accepts requests (before `after_start`)."""

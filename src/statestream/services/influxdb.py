@@ -20,6 +20,7 @@ class InfluxServer(LocalService):
     """
 
     name = "influxdb"
+    service = "influxdb"
     title = "InfluxDB"
     start_timeout_s = 45.0
 

@@ -1,4 +1,8 @@
-"""A single-node KRaft Kafka broker (broker and controller in one JVM) run from the Maven jars."""
+"""KRaft Kafka brokers (broker and controller in one JVM each) run from the Maven jars.
+
+One node by default; with `services.kafka_brokers` = 3, three nodes on their own ports and storage
+form one cluster whose controller quorum is all three.
+"""
 
 from __future__ import annotations
 
@@ -15,23 +19,32 @@ from statestream.environment import find_java, jar_dir
 from statestream.errors import ServiceError
 from statestream.services.base import LocalService
 
-NODE_ID = 1
+CLUSTER_ID_FILE = "kafka-cluster.id"
 
 
 class KafkaBroker(LocalService):
-    """Kafka in KRaft combined mode: listener `localhost:<port>`, controller `localhost:<port>`.
+    """Kafka node `node` in KRaft combined mode: a listener and a controller port of its own.
 
-    The storage is formatted on first start (`StorageTool format --standalone`); the transaction
-    and offsets topics have replication factor 1, so Kafka transactions work on one node.
+    The storage is formatted on first start: a single node as a standalone quorum (`StorageTool
+    format --standalone`), three nodes with one cluster id and a static quorum of all three. The
+    transaction and offsets topics are replicated like the topics (`services.replication_factor`,
+    `min_insync_replicas`), so Kafka transactions work on one node as on three.
     """
 
-    name = "kafka"
-    title = "Kafka"
+    service = "kafka"
     start_timeout_s = 90.0
     stop_timeout_s = 40.0
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, node: int = 1) -> None:
         super().__init__(settings)
+        self.node = node
+        self.single = settings.services.kafka_brokers == 1
+        self.name = "kafka" if self.single else f"kafka-{node}"
+        self.title = "Kafka" if self.single else f"Kafka broker {node}"
+        kafka = settings.kafka
+        self.listener_port, self.controller_port = settings.services.kafka_ports(
+            kafka.port, kafka.controller_port, node
+        )
         self.config_file = self.home / "server.properties"
         self.log4j_file = self.home / "log4j2.properties"
         self.data_dir = self.home / "data"
@@ -42,17 +55,23 @@ class KafkaBroker(LocalService):
         return self.settings.kafka.is_local
 
     @property
+    def role(self) -> str:
+        return f"kafka-broker-{self.node}"
+
+    @property
     def address(self) -> str:
-        return self.settings.kafka.bootstrap_servers
+        if self.single:
+            return self.settings.kafka.bootstrap_servers
+        return f"localhost:{self.listener_port}"
 
     @property
     def output_file(self) -> Path:
-        return self.settings.paths.log_dir / "kafka.out"
+        return self.settings.paths.log_dir / f"{self.name}.out"
 
     def port_settings(self) -> dict[int, str]:
         return {
-            self.settings.kafka.port: "STATESTREAM_KAFKA__BOOTSTRAP_SERVERS",
-            self.settings.kafka.controller_port: "STATESTREAM_KAFKA__CONTROLLER_PORT",
+            self.listener_port: "STATESTREAM_KAFKA__BOOTSTRAP_SERVERS",
+            self.controller_port: "STATESTREAM_KAFKA__CONTROLLER_PORT",
         }
 
     def markers(self) -> tuple[str, ...]:
@@ -86,35 +105,53 @@ class KafkaBroker(LocalService):
         ]
 
     def health(self) -> str | None:
-        return kafka_health(self.settings)
+        problem = kafka_health(self.settings)
+        if problem is not None or self.single:
+            return problem
+        return _node_problem(self.settings, self.node, self.listener_port)
 
     def _java_command(self) -> list[str]:
         return [find_java(), "-cp", f"{self.jars_dir}/*"]
 
     def _server_properties(self) -> str:
-        kafka = self.settings.kafka
-        port, controller = kafka.port, kafka.controller_port
+        port, controller = self.listener_port, self.controller_port
+        services = self.settings.services
+        replicas, min_isr = str(services.replication_factor), str(services.min_insync_replicas)
+        listeners = f"PLAINTEXT://localhost:{port},CONTROLLER://localhost:{controller}"
         lines = {
             "process.roles": "broker,controller",
-            "node.id": str(NODE_ID),
-            "controller.quorum.bootstrap.servers": f"localhost:{controller}",
-            "listeners": f"PLAINTEXT://localhost:{port},CONTROLLER://localhost:{controller}",
-            "advertised.listeners": f"PLAINTEXT://localhost:{port},CONTROLLER://localhost:{controller}",
+            "node.id": str(self.node),
+            **self._quorum(),
+            "listeners": listeners,
+            "advertised.listeners": listeners,
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
             "log.dirs": str(self.data_dir),
             "num.partitions": "1",
-            "offsets.topic.replication.factor": "1",
-            "transaction.state.log.replication.factor": "1",
-            "transaction.state.log.min.isr": "1",
-            "share.coordinator.state.topic.replication.factor": "1",
-            "share.coordinator.state.topic.min.isr": "1",
+            "default.replication.factor": replicas,
+            "min.insync.replicas": min_isr,
+            "offsets.topic.replication.factor": replicas,
+            "transaction.state.log.replication.factor": replicas,
+            "transaction.state.log.min.isr": min_isr,
+            "share.coordinator.state.topic.replication.factor": replicas,
+            "share.coordinator.state.topic.min.isr": min_isr,
             "group.initial.rebalance.delay.ms": "0",
             "auto.create.topics.enable": "true",
         }
         body = "\n".join(f"{key}={value}" for key, value in lines.items())
         return f"# generated by statestream from its settings; edits are overwritten\n{body}\n"
+
+    def _quorum(self) -> dict[str, str]:
+        """A single node's dynamic quorum of itself, or the static quorum of all nodes."""
+        if self.single:
+            return {"controller.quorum.bootstrap.servers": f"localhost:{self.controller_port}"}
+        kafka, services = self.settings.kafka, self.settings.services
+        voters = [
+            f"{node}@localhost:{services.kafka_ports(kafka.port, kafka.controller_port, node)[1]}"
+            for node in range(1, services.kafka_brokers + 1)
+        ]
+        return {"controller.quorum.voters": ",".join(voters)}
 
     def _check_formatted(self) -> bool:
         """True when the storage was formatted; a clear error when its meta.properties is bad."""
@@ -131,7 +168,7 @@ class KafkaBroker(LocalService):
             raise ServiceError(
                 _corrupt(self.data_dir, f"{meta.name} is unreadable ({exc})")
             ) from None
-        if "cluster.id" not in pairs or pairs.get("node.id") != str(NODE_ID):
+        if "cluster.id" not in pairs or pairs.get("node.id") != str(self.node):
             raise ServiceError(_corrupt(self.data_dir, f"{meta.name} lacks cluster.id or node.id"))
         return True
 
@@ -141,9 +178,9 @@ class KafkaBroker(LocalService):
             f"-Dlog4j2.configurationFile=file:{self.log4j_file}",
             "kafka.tools.StorageTool",
             "format",
-            "--standalone",
+            *(["--standalone"] if self.single else []),
             "--cluster-id",
-            _new_cluster_id(),
+            self._cluster_id(),
             "--config",
             str(self.config_file),
         ]
@@ -155,9 +192,22 @@ class KafkaBroker(LocalService):
                 f"{self.home} and run `statestream services up` again"
             )
 
+    def _cluster_id(self) -> str:
+        """A new id for a single node; the one id all nodes of a cluster share (made once)."""
+        if self.single:
+            return _new_cluster_id()
+        path = self.settings.paths.data_dir / CLUSTER_ID_FILE
+        if not path.is_file():
+            path.write_text(_new_cluster_id() + "\n")
+        return path.read_text().strip()
+
 
 def kafka_health(settings: Settings, timeout_s: float = 3.0) -> str | None:
-    """None when the brokers in the settings answer a metadata request, else why not."""
+    """None when the brokers in the settings answer a metadata request, else why not.
+
+    With the local brokers of `services.kafka_brokers`, fewer live brokers than
+    `min.insync.replicas` is a problem too: no acks=all write can succeed then.
+    """
     admin = AdminClient(
         {**settings.kafka.client_config(), "log_level": 0, "error_cb": lambda _err: None}
     )
@@ -168,6 +218,32 @@ def kafka_health(settings: Settings, timeout_s: float = 3.0) -> str | None:
         return f"no answer from {settings.kafka.bootstrap_servers} ({reason})"
     if not metadata.brokers:
         return f"{settings.kafka.bootstrap_servers} answered without brokers"
+    services = settings.services
+    if settings.kafka.is_local and len(metadata.brokers) < services.min_insync_replicas:
+        return (
+            f"only {len(metadata.brokers)} of {services.kafka_brokers} Kafka brokers are live, "
+            f"fewer than min.insync.replicas={services.min_insync_replicas}: no write can "
+            "succeed; start the others with `statestream services up`"
+        )
+    return None
+
+
+def _node_problem(settings: Settings, node: int, port: int) -> str | None:
+    """None when broker `node` answers on its own port and is in the cluster's metadata."""
+    admin = AdminClient(
+        {
+            **settings.kafka.client_config(),
+            "bootstrap.servers": f"localhost:{port}",
+            "log_level": 0,
+            "error_cb": lambda _err: None,
+        }
+    )
+    try:
+        metadata = admin.list_topics(timeout=3.0)
+    except KafkaException:
+        return f"broker {node} does not answer on localhost:{port}"
+    if node not in metadata.brokers:
+        return f"broker {node} answers on localhost:{port} but is not in the cluster's metadata"
     return None
 
 

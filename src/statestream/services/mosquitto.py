@@ -18,6 +18,7 @@ class MosquittoBroker(LocalService):
     """Mosquitto on `localhost:<port>`, `allow_anonymous false`, with a generated password file."""
 
     name = "mosquitto"
+    service = "mosquitto"
     title = "Mosquitto"
     start_timeout_s = 20.0
 

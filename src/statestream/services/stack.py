@@ -1,12 +1,16 @@
-"""Start, check and stop the local services together: Kafka, Mosquitto and InfluxDB.
+"""Start, check and stop the local services together: Kafka, Mosquitto, InfluxDB, Spark.
 
 >>> statuses = start_services(load_settings())   # starts what is not running yet
 >>> [s.state for s in statuses]
 ['started', 'started', 'started']
+
+Kafka is one process or three (`services.kafka_brokers`), Spark a master and its workers when
+`services.spark_workers` > 0; each process has its own row.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,24 +19,34 @@ from typing import Literal
 from statestream.config import Settings, ensure_local_secrets
 from statestream.errors import EnvironmentProblem, ServiceError
 from statestream.services._process import (
+    command_line,
     is_alive,
     log_tail,
     port_listener,
+    read_pid,
     spawn,
     stop_pid,
+    terminate,
     wait_until,
 )
 from statestream.services.base import LocalService
 from statestream.services.influxdb import InfluxServer
 from statestream.services.kafka import KafkaBroker
 from statestream.services.mosquitto import MosquittoBroker
+from statestream.services.spark import spark_cluster
+
+_CLUSTER_PROCESS = re.compile(r"^(kafka(-\d+)?|spark-master|spark-worker-\d+)$")
 
 State = Literal["started", "running", "unhealthy", "stopped", "not running", "external"]
 
 
 @dataclass(frozen=True)
 class ServiceStatus:
-    """What one service is doing, as `services up | down | status` report it."""
+    """What one process of a service is doing, as `services up | down | status` report it.
+
+    `name` is the process's own (`kafka-2`, `spark-worker-1`), `service` the service it belongs
+    to (`kafka`, `spark`) and `role` what it is there (`kafka-broker-2`, `spark-worker-1`).
+    """
 
     name: str
     state: State
@@ -41,11 +55,34 @@ class ServiceStatus:
     log_file: Path | None = None
     detail: str = ""
     answers: bool = False
+    service: str = ""
+    role: str = ""
+    port: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The status as `services status --json` prints it."""
+        return {
+            "service": self.service or self.name,
+            "role": self.role or self.name,
+            "pid": self.pid,
+            "port": self.port,
+            "state": self.state,
+            "log": str(self.log_file) if self.log_file else None,
+            "address": self.address,
+            "answers": self.answers,
+            "detail": self.detail,
+        }
 
 
 def local_services(settings: Settings) -> list[LocalService]:
-    """The services statestream knows, in start order."""
-    return [KafkaBroker(settings), MosquittoBroker(settings), InfluxServer(settings)]
+    """The processes statestream knows, in start order."""
+    brokers = range(1, settings.services.kafka_brokers + 1)
+    return [
+        *(KafkaBroker(settings, node) for node in brokers),
+        MosquittoBroker(settings),
+        InfluxServer(settings),
+        *spark_cluster(settings),
+    ]
 
 
 def start_services(settings: Settings) -> list[ServiceStatus]:
@@ -65,13 +102,12 @@ def start_services(settings: Settings) -> list[ServiceStatus]:
         _check_ports_free(service)
     for service in to_start:
         service.prepare()
-    for service in to_start:
-        running[service.name] = spawn(
-            service.command(),
-            log_file=service.output_file,
-            pid_file=service.pid_file,
-            cwd=service.home,
-        )
+    for wave in sorted({s.start_wave for s in to_start}):
+        starting = [s for s in to_start if s.start_wave == wave]
+        for service in starting:
+            running[service.name] = _spawn(service)
+        for service in starting:
+            _wait_until_ready(service, running[service.name])
     statuses = []
     for service in services:
         if not service.is_local:
@@ -79,35 +115,85 @@ def start_services(settings: Settings) -> list[ServiceStatus]:
             continue
         pid = running[service.name]
         assert pid is not None
-        _wait_until_ready(service, pid)
+        if service not in to_start:
+            _wait_until_ready(service, pid)
         state: State = "started" if service in to_start else "running"
         statuses.append(_status(service, state, pid, answers=True))
     return statuses
 
 
+def _spawn(service: LocalService) -> int:
+    return spawn(
+        service.command(),
+        log_file=service.output_file,
+        pid_file=service.pid_file,
+        cwd=service.home,
+        env=service.environment(),
+    )
+
+
 def stop_services(settings: Settings, names: Collection[str] | None = None) -> list[ServiceStatus]:
     """Stop the services this data folder's pid files name (SIGTERM, wait, then SIGKILL).
 
-    `names` limits it to some services, e.g. `{"kafka"}`; processes not ours are never touched.
+    `names` limits it to some services or processes, e.g. `{"kafka"}` or `{"spark-worker-2"}`;
+    processes not ours are never touched. Without `names`, processes this data folder started
+    under other settings (a worker or broker more than the settings now say) are stopped too.
     """
     statuses = []
-    for service in reversed(local_services(settings)):
-        if names is not None and service.name not in names:
-            continue
+    services = local_services(settings)
+    chosen = [s for s in services if names is None or {s.name, s.service} & set(names)]
+    pids = {s.name: s.running_pid() for s in chosen if s.is_local}
+    _terminate_clusters(chosen, pids)
+    for service in reversed(chosen):
         if not service.is_local:
             detail = "not on this machine: nothing to stop"
             statuses.append(ServiceStatus(service.name, "external", service.address, detail=detail))
             continue
-        pid = service.running_pid()
-        if pid is None:
-            service.pid_file.unlink(missing_ok=True)
-            statuses.append(_status(service, "not running", None))
-            continue
-        killed = stop_pid(pid, service.stop_timeout_s)
-        service.pid_file.unlink(missing_ok=True)
-        detail = "did not stop on SIGTERM: killed" if killed else ""
-        statuses.append(_status(service, "stopped", pid, detail))
+        statuses.append(_stop(service, pids[service.name]))
+    if names is None:
+        statuses += _stop_leftovers(settings, {s.name for s in services})
     return list(reversed(statuses))
+
+
+def _stop(service: LocalService, pid: int | None) -> ServiceStatus:
+    if pid is None:
+        service.pid_file.unlink(missing_ok=True)
+        return _status(service, "not running", None)
+    killed = stop_pid(pid, service.stop_timeout_s)
+    service.pid_file.unlink(missing_ok=True)
+    return _status(service, "stopped", pid, "did not stop on SIGTERM: killed" if killed else "")
+
+
+def _terminate_clusters(services: list[LocalService], pids: dict[str, int | None]) -> None:
+    """SIGTERM every Kafka node at once: the last one alone would wait for a controller quorum."""
+    nodes = [s for s in services if s.service == "kafka" and s.is_local]
+    if len(nodes) > 1:
+        for node in nodes:
+            pid = pids[node.name]
+            if pid is not None:
+                terminate(pid)
+
+
+def _stop_leftovers(settings: Settings, known: set[str]) -> list[ServiceStatus]:
+    """Stop the processes whose pid files the settings do not name, if they run from this folder.
+
+    E.g. worker 3 after `services.spark_workers` went from 3 to 2: its command line still names
+    its configuration file under the data folder, which is how it is recognised as ours.
+    """
+    statuses = []
+    data_dir = str(settings.paths.data_dir)
+    for pid_file in sorted((settings.paths.data_dir / "run").glob("*.pid")):
+        name = pid_file.stem
+        if name in known or not _CLUSTER_PROCESS.match(name):
+            continue
+        pid = read_pid(pid_file)
+        args = command_line(pid) if pid is not None else None
+        if pid is not None and args is not None and data_dir in " ".join(args):
+            killed = stop_pid(pid)
+            detail = "no longer in the settings" + ("; killed" if killed else "")
+            statuses.append(ServiceStatus(name, "stopped", "", pid, detail=detail, role=name))
+        pid_file.unlink(missing_ok=True)
+    return statuses
 
 
 def service_statuses(settings: Settings) -> list[ServiceStatus]:
@@ -182,7 +268,16 @@ def _status(
     answers: bool = False,
 ) -> ServiceStatus:
     return ServiceStatus(
-        service.name, state, service.address, pid, service.log_file, detail, answers
+        service.name,
+        state,
+        service.address,
+        pid,
+        service.log_file,
+        detail,
+        answers,
+        service=service.service,
+        role=service.role,
+        port=service.port,
     )
 
 
@@ -191,5 +286,11 @@ def _external_status(service: LocalService) -> ServiceStatus:
     problem = service.health()
     detail = f"not on this machine, not started here; {problem or 'answers'}"
     return ServiceStatus(
-        service.name, "external", service.address, detail=detail, answers=not problem
+        service.name,
+        "external",
+        service.address,
+        detail=detail,
+        answers=not problem,
+        service=service.service,
+        role=service.role,
     )

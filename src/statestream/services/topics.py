@@ -25,6 +25,7 @@ class TopicSpec:
     name: str
     partitions: int
     config: dict[str, str] = field(default_factory=dict)
+    replication_factor: int = -1  # -1: the brokers' default.replication.factor
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,9 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
 
     Time series are deleted after their retention, never compacted: their key is
     thing.quantity, so compaction would keep only each series' latest record. Only the commits
-    topic, where a query's last marker is all that matters, is compacted.
+    topic, where a query's last marker is all that matters, is compacted. On the local brokers
+    every topic has `services.replication_factor` replicas (3 of 3 brokers, with
+    min.insync.replicas 2); on another machine's Kafka, that cluster's defaults.
     """
     topics = settings.topics
     retention = {
@@ -60,12 +63,24 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     }
     series = {"cleanup.policy": topics.cleanup_policy, **retention}
     others = (topics.dead_letter, topics.late, topics.stats, topics.alerts)
-    return [
+    specs = [
         TopicSpec(topics.machine_data, topics.machine_data_partitions, series),
         TopicSpec(topics.machine_out, topics.machine_out_partitions, series),
         *(TopicSpec(name, topics.other_partitions, retention) for name in others),
         TopicSpec(topics.commits, 1, dict(COMMITS_TOPIC_CONFIG)),
     ]
+    return [replicated(spec, settings) for spec in specs]
+
+
+def replicated(spec: TopicSpec, settings: Settings) -> TopicSpec:
+    """`spec` with the replication of the local brokers (unchanged for another machine's Kafka)."""
+    if not settings.kafka.is_local:
+        return spec
+    services = settings.services
+    config = dict(spec.config)
+    if services.min_insync_replicas > 1:
+        config["min.insync.replicas"] = str(services.min_insync_replicas)
+    return replace(spec, config=config, replication_factor=services.replication_factor)
 
 
 def create_topics(settings: Settings, timeout_s: float = 30.0) -> list[TopicResult]:
@@ -77,7 +92,10 @@ def create_topics(settings: Settings, timeout_s: float = 30.0) -> list[TopicResu
     specs = topic_specs(settings)
     new_topics = [
         NewTopic(
-            spec.name, num_partitions=spec.partitions, replication_factor=-1, config=spec.config
+            spec.name,
+            num_partitions=spec.partitions,
+            replication_factor=spec.replication_factor,
+            config=spec.config,
         )
         for spec in specs
     ]
