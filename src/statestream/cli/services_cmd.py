@@ -1,7 +1,8 @@
-"""`statestream services up | down | status`: the local Kafka, Mosquitto and InfluxDB."""
+"""`statestream services up | down | status`: Kafka, Mosquitto, InfluxDB and a Spark cluster."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -12,8 +13,10 @@ from statestream.services import ServiceStatus, service_statuses, start_services
 
 services_app = typer.Typer(
     help=(
-        "Run the local services (Kafka, Mosquitto, InfluxDB) as plain processes under the data "
-        "folder. Services whose settings point at another machine are left alone."
+        "Run the local services (Kafka, Mosquitto, InfluxDB; a Spark standalone master and "
+        "workers with STATESTREAM_SERVICES__SPARK_WORKERS=N; three Kafka brokers with "
+        "STATESTREAM_SERVICES__KAFKA_BROKERS=3) as plain processes under the data folder. "
+        "Services whose settings point at another machine are left alone."
     ),
     no_args_is_help=True,
 )
@@ -43,14 +46,25 @@ def down(ctx: typer.Context) -> None:
 
 
 @services_app.command("status")
-def status(ctx: typer.Context) -> None:
-    """Show each service's health, pid, address and log file.
+def status(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="One JSON object per process: service, role, pid, port, state, log, address, "
+        "answers, detail.",
+    ),
+) -> None:
+    """Show each process's health, pid, address and log file (one row per broker and worker).
 
     Exit code 0 when every service answers, 3 when one is stopped, unhealthy or unreachable.
     """
     settings = settings_from(ctx)
     statuses = service_statuses(settings)
-    console.print(_table(statuses, "services status", settings.paths.data_dir))
+    if as_json:
+        print(json.dumps([s.to_json() for s in statuses], indent=2))
+    else:
+        console.print(_table(statuses, "services status", settings.paths.data_dir))
     if not all(s.answers for s in statuses):
         raise typer.Exit(3)
 
