@@ -42,13 +42,15 @@ Stage = Literal["ingest", "join", "stats", "sink_influx"]
 STAGES: tuple[str, ...] = ("ingest", "join", "stats", "sink_influx")
 RAW_LIMIT_BYTES = 16_384
 """Bytes of a refused input kept in its dead letter (the connector: its setting)."""
+REASON_LIMIT_CHARS = 1_000
+"""A longer reason (one quoting a huge value) is cut there and ends with "…"."""
 
 
 class Origin(TypedDict):
     """The fields every dead-letter and late record starts with."""
 
     stage: str  # one of STAGES
-    reason: str  # never empty; "late" for a late record
+    reason: str  # never empty, at most REASON_LIMIT_CHARS; "late" for a late record
     source_topic: str  # the Kafka topic, or the MQTT topic / file name for the connector
     partition: int | None  # None where the source has none (MQTT, a file)
     offset: int | None
@@ -165,6 +167,8 @@ def _origin(
         raise ValueError(f"unknown stage {stage!r}: one of {', '.join(STAGES)}")
     if not reason:
         raise ValueError("a dead-letter or late record needs a reason")
+    if len(reason) > REASON_LIMIT_CHARS:
+        reason = reason[: REASON_LIMIT_CHARS - 1] + "…"
     return {
         "stage": stage,
         "reason": reason,

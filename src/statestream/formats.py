@@ -54,10 +54,16 @@ class RecordColumns:
 
 
 def _number(value: Any) -> float | None:
-    """A JSON number as float; None for anything else (booleans included)."""
+    """A JSON number as float; None for anything else (booleans included).
+
+    An integer too large for a float is ±infinity, as `json.loads` reads 1e400.
+    """
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
 
 
 def parse_line(text: str | bytes, line: int, into: RecordColumns) -> None:
@@ -66,6 +72,9 @@ def parse_line(text: str | bytes, line: int, into: RecordColumns) -> None:
         obj = json.loads(text)
     except ValueError as exc:
         into.malformed.append((line, f"bad JSON: {exc}"))
+        return
+    except RecursionError:  # json.loads recurses per level: thousands of nested arrays
+        into.malformed.append((line, "bad JSON: nested too deeply"))
         return
     if not isinstance(obj, dict):
         into.malformed.append((line, "not a JSON object"))

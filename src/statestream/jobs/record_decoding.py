@@ -202,6 +202,8 @@ def _json_object(value: bytes | None) -> dict[str, Any] | str:
         obj = json.loads(value)
     except ValueError as exc:
         return f"bad JSON: {exc}"
+    except RecursionError:  # json.loads recurses per level: thousands of nested arrays
+        return "bad JSON: nested too deeply"
     return obj if isinstance(obj, dict) else "not a JSON object"
 
 
