@@ -1,0 +1,141 @@
+"""Hypothesis strategies of hostile input for the stages' entry points, and the dead-letter check.
+
+`hostile(template)` draws one input value (bytes): random bytes, JSON nested thousands deep, huge
+JSON, NaN/Infinity and out-of-range number literals, fields of the wrong type, unicode, oversize
+payloads, or the `template` record itself (so that some inputs are accepted) — each a value a
+stage must either take or dead-letter with a reason, without raising or stalling.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from statestream.bad_input import (
+    DEAD_LETTER_FIELDS,
+    LATE_FIELDS,
+    RAW_LIMIT_BYTES,
+    REASON_LIMIT_CHARS,
+    STAGES,
+)
+
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,  # a huge value takes a while to build; the test's own time is what counts
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+"""Each fuzz test draws batches of inputs; 60 batches keep a test under ~10 s."""
+
+_PLACEHOLDER = "\x00SPECIAL\x00"
+special_numbers = st.sampled_from(
+    [
+        *("NaN", "Infinity", "-Infinity", "-0", "1e-400", "1e400", "-1e999"),
+        *("1" + "0" * digits for digits in (309, 400, 4299)),  # an int no float can hold
+        "-" + "9" * 4400,  # beyond Python's default limit of int digits
+    ]
+)
+"""JSON number literals a decoder may mishandle: NaN/Infinity (no JSON, but Python's `json`
+reads them), numbers beyond a double, integers beyond Python's default digit limit (4,300)."""
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, template: dict[str, Any]) -> bytes:
+    """`template` with one field dropped, of another type, or under a unicode name."""
+    record = dict(template)
+    name = draw(st.sampled_from(sorted(record)))
+    how = draw(st.sampled_from(["drop", "value", "unicode_key", "extra"]))
+    if how == "drop":
+        del record[name]
+    elif how == "value":
+        record[name] = draw(json_values)
+    elif how == "unicode_key":
+        record[draw(st.text(min_size=1, max_size=10))] = record.pop(name)
+    else:
+        record[draw(st.text(max_size=10))] = draw(json_values)
+    return json.dumps(record, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+
+
+@st.composite
+def _special(draw: st.DrawFn, template: dict[str, Any]) -> bytes:
+    """`template` with a number field (or any) written as one of `special_numbers`."""
+    numbers = sorted(k for k, v in template.items() if isinstance(v, int | float)) or sorted(
+        template
+    )
+    record = {**template, draw(st.sampled_from(numbers)): _PLACEHOLDER}
+    return json.dumps(record).replace(json.dumps(_PLACEHOLDER), draw(special_numbers)).encode()
+
+
+def _deep(depth: int, kind: str) -> bytes:
+    if kind == "list":
+        return b"[" * depth + b"]" * depth
+    if kind == "object":
+        return b'{"a":' * depth + b"1" + b"}" * depth
+    return b"[" * depth  # never closed
+
+
+def _huge(size: int, template: dict[str, Any], kind: str) -> bytes:
+    if kind == "array":
+        return b"[" + b"1.5," * (size // 4) + b"0]"
+    if kind == "string_field":
+        name = sorted(template)[0]
+        return json.dumps({**template, name: "x" * size}).encode()
+    return json.dumps({**template, "padding": "é" * (size // 2)}).encode()
+
+
+def hostile(template: dict[str, Any]) -> st.SearchStrategy[bytes]:
+    """One hostile input value around the record `template` (see the module)."""
+    good = json.dumps(template).encode()
+    return st.one_of(
+        st.just(good),
+        _mutated(template),
+        _special(template),
+        st.binary(max_size=200),
+        st.text(max_size=60).map(lambda s: s.encode("utf-8", "surrogatepass")),
+        st.builds(_deep, st.integers(500, 20_000), st.sampled_from(["list", "object", "open"])),
+        st.builds(
+            _huge,
+            st.integers(70_000, 1_500_000),
+            st.just(template),
+            st.sampled_from(["array", "string_field", "padding"]),
+        ),
+        json_values.map(lambda v: json.dumps(v).encode()),
+        st.just(b""),
+        st.just(good[: len(good) // 2]),
+        st.just(good + b"\n" + good),
+        st.just(b"\xef\xbb\xbf" + good),  # a UTF-8 byte order mark
+    )
+
+
+def check_dead_letter(record: dict[str, Any], stage: str, extra: tuple[str, ...] = ()) -> None:
+    """Assert `record` has the one dead-letter shape of `stage` with a non-empty reason."""
+    assert stage in STAGES
+    assert list(record) == [*DEAD_LETTER_FIELDS, *extra], list(record)
+    assert record["stage"] == stage
+    assert isinstance(record["reason"], str) and record["reason"].strip()
+    assert len(record["reason"]) <= REASON_LIMIT_CHARS
+    assert len(json.dumps(record)) <= 6 * RAW_LIMIT_BYTES + 13 * REASON_LIMIT_CHARS  # fits Kafka
+    assert record["raw_encoding"] in ("utf-8", "base64", None)
+
+
+def check_late_record(record: dict[str, Any], stage: str) -> None:
+    """Assert `record` has the one late-record shape of `stage`."""
+    assert list(record)[: len(LATE_FIELDS)] == list(LATE_FIELDS)
+    assert record["stage"] == stage and record["reason"] == "late"
