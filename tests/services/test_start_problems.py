@@ -112,3 +112,23 @@ def test_missing_java_on_the_command_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("error: Java is not installed")
     assert "Traceback" not in result.stderr
+
+
+def test_spark_master_port_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, foreign_listener: tuple[int, int]
+) -> None:
+    port, pid = foreign_listener
+    env = _env(
+        tmp_path,
+        "kafka",
+        "mqtt",
+        "influx",
+        STATESTREAM_SERVICES__SPARK_WORKERS="1",
+        STATESTREAM_SERVICES__SPARK_MASTER_PORT=str(port),
+    )
+    with pytest.raises(EnvironmentProblem) as caught:
+        start_services(_settings(env, monkeypatch))
+    message = str(caught.value)
+    assert f"cannot start Spark master: port {port} is in use by pid {pid}" in message
+    assert "STATESTREAM_SERVICES__SPARK_MASTER_PORT" in message
+    assert not (tmp_path / "data" / "run" / "spark-master.pid").exists()

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -121,8 +122,7 @@ def create_topics(settings: Settings, timeout_s: float = 30.0) -> list[TopicResu
 
 def _with_compaction_warning(admin: AdminClient, result: TopicResult) -> TopicResult:
     """`result` with a warning if its topic, a time series, has a compacting cleanup policy."""
-    resource = ConfigResource(ConfigResource.Type.TOPIC, result.name)
-    config = admin.describe_configs([resource])[resource].result(timeout=30)
+    config = _topic_config(admin, result.name)
     policy = config["cleanup.policy"].value if "cleanup.policy" in config else "delete"
     if "compact" not in policy:
         return result
@@ -133,6 +133,21 @@ def _with_compaction_warning(admin: AdminClient, result: TopicResult) -> TopicRe
         "--add-config cleanup.policy=delete"
     )
     return replace(result, warning=warning)
+
+
+def _topic_config(admin: AdminClient, topic: str, timeout_s: float = 15.0) -> dict:
+    """The configuration of `topic`, waiting while a just-created topic is unknown to a broker
+    (of several brokers, the one asked may not have heard of it yet)."""
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return admin.describe_configs([resource])[resource].result(timeout=30)
+        except KafkaException as exc:
+            unknown = exc.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+            if not unknown or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def _result(

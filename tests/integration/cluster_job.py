@@ -1,0 +1,62 @@
+"""Run on the local Spark cluster of the settings: a trivial job, then the join of a small topic.
+
+`python -m tests.integration.cluster_job` prints one JSON line: the session's master, the
+executors, the trivial job's answer, and the streaming join's pairs against the offline join's.
+It runs in its own process because the test suite has one SparkSession per run (a local one).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+
+from statestream.config import ensure_local_secrets, load_settings
+from statestream.jobs.join_job import JoinJobOptions, start_join_query
+from statestream.jobs.session import spark_session
+from statestream.join import SpecTemplate
+from statestream.services.topics import create_topics
+from tests.integration.test_join_job import _narrow_lines, _offline, _pair_key, _produce, _read_json
+
+
+def main() -> None:
+    settings = ensure_local_secrets(load_settings())
+    create_topics(settings)
+    started = time.monotonic()
+    spark = spark_session(settings, app_name="statestream-cluster-test", for_tests=True)
+    session_s = time.monotonic() - started
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf("long")
+    def plus_one(values: pd.Series) -> pd.Series:  # runs in the workers' Python
+        return values + 1
+
+    total = spark.range(1000).repartition(4).select(plus_one("id").alias("n")).agg({"n": "sum"})
+    trivial = total.collect()[0][0]
+    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+    lines = _narrow_lines("time")
+    _produce(settings, lines)
+    template = SpecTemplate(disorder=0.0)
+    options = JoinJobOptions(available_now=True, query_name="cluster_join", templates=(template,))
+    query = start_join_query(spark, settings, options)
+    query.awaitTermination()
+    expected, _ = _offline(lines, template)
+    got = _read_json(settings, settings.topics.machine_out)
+    result = {
+        "master": spark.sparkContext.master,
+        "executors": executors,
+        "trivial": trivial,
+        "session_s": round(session_s, 1),
+        "query_error": str(query.exception()) if query.exception() else None,
+        "pairs": len(got),
+        "distinct_pairs": len({_pair_key(p) for p in got}),
+        "equal": {_pair_key(p) for p in got} == {_pair_key(p) for p in expected},
+        "expected_pairs": len(expected),
+    }
+    spark.stop()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
