@@ -23,3 +23,7 @@ class ServiceError(StatestreamError):
 
 class InputError(StatestreamError):
     """An input could not be read at all (a missing file, an unreadable stream)."""
+
+
+class SchemaError(StatestreamError):
+    """A DataFrame lacks a column a call needs, or has it with a type the call cannot take."""

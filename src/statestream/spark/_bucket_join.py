@@ -1,0 +1,145 @@
+"""The pandas side of the batch join: one bucket of things, joined by one `JoinRouter`.
+
+No pyspark here: `BucketJoin` takes a pandas frame of a bucket's records (columns `thing`,
+`quantity`, `t`, `v`, `row` and, with an arrival order, `o`) and returns its pairs and, when asked,
+the records the engine rejected, in the flat columns of `OUTPUT_COLUMNS`; `batch_join` shapes
+them into the spec's output record. `t` is the caller's time in its own unit (`to_ms` converts);
+the pairs' and the rejected records' times are gathered from it, so they come back exactly as
+given, not through a conversion to ms and back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from statestream.join import DUPLICATE, LATE, MALFORMED, JoinRouter, JoinSpec, RoutedSteps
+
+PAIR, REJECTED = "pair", "rejected"
+
+# name → what it holds; a pair fills the first group, a rejected record the second
+OUTPUT_COLUMNS = {
+    "kind": "pair or rejected",
+    "spec": "index of the join spec",
+    "thing": "the thing",
+    "pair_t": "pair: mean of the two times",
+    "result": "pair: the result function's value",
+    "left_t": "pair: the left record's time",
+    "left_v": "pair: the left record's value",
+    "right_t": "pair: the right record's time",
+    "right_v": "pair: the right record's value",
+    "quantity": "rejected: the record's quantity",
+    "t": "rejected: the record's time",
+    "v": "rejected: the record's value",
+    "o": "rejected: the record's arrival order",
+    "reason": "rejected: why",
+}
+
+
+@dataclass(frozen=True)
+class BucketJoin:
+    """Join one bucket's records, in arrival order, with a fresh router; flush if `flush`.
+
+    Arrival order is `o` then `t` (time order without `o`), ties kept in `row` order.
+    `integer_time`: `t` holds whole numbers (µs of a timestamp) and a pair's mean time is
+    rounded down to one.
+    """
+
+    specs: Sequence[JoinSpec]
+    to_ms: float
+    flush: bool = True
+    rejected: bool = False
+    has_order: bool = False
+    integer_time: bool = False
+
+    def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
+        keys = ["o", "t", "row"] if self.has_order else ["t", "row"]
+        frame = frame.sort_values(keys, kind="stable", ignore_index=True)
+        router = JoinRouter(self.specs)
+        t_ms = frame["t"].to_numpy(dtype=np.float64) * self.to_ms
+        steps = [
+            router.process(
+                frame["thing"].to_numpy(dtype=object),
+                frame["quantity"].to_numpy(dtype=object),
+                t_ms,
+                frame["v"].to_numpy(dtype=np.float64),
+            )
+        ]
+        if self.flush:
+            steps.append(router.finish())
+        parts = [self._pairs(step, frame) for step in steps]
+        if self.rejected:
+            parts.append(self._rejected(steps[0], frame))
+        parts = [_nullable_ints(part) for part in parts if len(part)]
+        out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        out = out.reindex(columns=list(OUTPUT_COLUMNS))
+        for name in out.columns[out.isna().all().to_numpy()]:
+            out[name] = np.full(len(out), None, dtype=object)  # NaN floats are no null strings
+        return out
+
+    def _pairs(self, step: RoutedSteps, frame: pd.DataFrame) -> pd.DataFrame:
+        t = frame["t"].to_numpy()
+        index = {spec: k for k, spec in enumerate(self.specs)}
+        parts = []
+        for spec, things, pairs in step.pairs_by_spec():
+            left_t, right_t = t[pairs.left_pos], t[pairs.right_pos]
+            if self.integer_time:
+                pair_t = (left_t + right_t) // 2
+            else:
+                pair_t = (left_t.astype(np.float64) + right_t) / 2.0
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "kind": PAIR,
+                        "spec": index[spec],
+                        "thing": things,
+                        "pair_t": pair_t,
+                        "result": pairs.result,
+                        "left_t": left_t,
+                        "left_v": pairs.left_v,
+                        "right_t": right_t,
+                        "right_v": pairs.right_v,
+                    }
+                )
+            )
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+    def _rejected(self, step: RoutedSteps, frame: pd.DataFrame) -> pd.DataFrame:
+        """The records the engine did not accept (late, duplicate, malformed), with reasons."""
+        index = {spec: k for k, spec in enumerate(self.specs)}
+        parts = []
+        for spec, _side, rows, verdicts in step.verdicts_by_spec():
+            codes = verdicts.codes
+            bad = np.flatnonzero(np.isin(codes, (LATE, DUPLICATE, MALFORMED)))
+            if not len(bad):
+                continue
+            records = frame.iloc[rows[bad]]
+            reasons = _reasons(spec, codes[bad], verdicts.watermark[bad], records)
+            part = records.drop(columns=["row"]).assign(kind=REJECTED, spec=index[spec])
+            parts.append(part.assign(reason=reasons).reset_index(drop=True))
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _nullable_ints(frame: pd.DataFrame) -> pd.DataFrame:
+    """Integer columns as pandas' nullable integers: exact next to the nulls of another kind."""
+    ints = [name for name, dtype in frame.dtypes.items() if dtype.kind in "iu"]
+    return frame.astype({name: "Int64" for name in ints}) if ints else frame
+
+
+def _reasons(
+    spec: JoinSpec, codes: np.ndarray, watermark: np.ndarray, records: pd.DataFrame
+) -> list[str]:
+    join = f"(join {spec.result})"
+    quantities = records["quantity"].tolist()
+    reasons = []
+    for code, mark, quantity in zip(codes.tolist(), watermark.tolist(), quantities, strict=True):
+        if code == LATE:
+            reasons.append(f"late: below its series' watermark {mark:.0f} ms {join}")
+        elif code == DUPLICATE:
+            reasons.append(f"duplicate: same time and value as an accepted record {join}")
+        else:
+            reasons.append(f"value of {quantity} cannot be taken by {spec.function_name} {join}")
+    return reasons
