@@ -11,7 +11,7 @@ from typing import IO, Annotated
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
-from statestream.cli._common import err_console
+from statestream.cli._common import err_console, settings_from
 from statestream.errors import InputError
 from statestream.join import BUILTIN_FUNCTIONS, JoinSpec
 from statestream.offline_join import JoinSummary, join_lines
@@ -29,8 +29,13 @@ def default_result_quantity(left: str, right: str, function: str) -> str:
 
 
 def join_command(
+    ctx: typer.Context,
     input_path: Annotated[
-        str, typer.Argument(metavar="INPUT", help="JSON-lines file, or - for standard input.")
+        str,
+        typer.Argument(
+            metavar="INPUT",
+            help="JSON-lines file, or - for standard input; with --spark also Parquet.",
+        ),
     ],
     left: Annotated[str, typer.Option("--left", help="Left quantity, e.g. actSpeed_C11.")],
     right: Annotated[str, typer.Option("--right", help="Right quantity, e.g. vaTorque_C11.")],
@@ -57,12 +62,29 @@ def join_command(
         bool,
         typer.Option("--no-flush", help="Don't emit the pairs still pending at the end."),
     ] = False,
+    spark: Annotated[
+        bool,
+        typer.Option(
+            "--spark",
+            help="Join with Spark: JSON lines or Parquet in; OUTPUT a Parquet (*.parquet) or "
+            "JSON-lines folder.",
+        ),
+    ] = False,
+    order: Annotated[
+        str | None,
+        typer.Option(
+            "--order",
+            help="With --spark: the column of each series' arrival order (default: file order "
+            "for JSON lines, time order for Parquet).",
+        ),
+    ] = None,
     late_output: Annotated[
         Path | None,
         typer.Option(
             "--late-output",
             help="Late records file (default: OUTPUT.late.jsonl, or late.jsonl with stdout); "
-            "created only when a record is late.",
+            "created only when a record is late. With --spark: every rejected row, with its "
+            "reason (default: OUTPUT.rejected.jsonl or .parquet, or rejected.jsonl).",
         ),
     ] = None,
 ) -> None:
@@ -72,6 +94,9 @@ def join_command(
     arrive in key order) or narrow records `{"thing", "quantity", "phenomenonTime", "result"}`;
     file order is arrival order. Each pair is written as one JSON object, in emission order.
     A summary goes to stderr; malformed lines are reported with their numbers and skipped.
+
+    With --spark the join runs on Spark (`statestream.spark.complement_join`): INPUT may also be
+    Parquet, OUTPUT is a folder (Parquet for a *.parquet name, else JSON lines).
     """
     spec = JoinSpec(
         left,
@@ -84,6 +109,9 @@ def join_command(
     late_path = late_output or (
         output.with_name(output.name + ".late.jsonl") if output else Path("late.jsonl")
     )
+    if spark:
+        _join_with_spark(ctx, input_path, spec, output, late_output, order, flush=not no_flush)
+        return
     with ExitStack() as stack:
         source, size = _open_input(input_path, stack)
         out = stack.enter_context(open(output, "w")) if output else sys.stdout
@@ -115,6 +143,46 @@ def join_command(
                 on_progress=lambda done: progress.update(task, completed=done),
             )
     _print_summary(summary, late_path if late_sink else None)
+
+
+def _join_with_spark(
+    ctx: typer.Context,
+    input_path: str,
+    spec: JoinSpec,
+    output: Path | None,
+    late_output: Path | None,
+    order: str | None,
+    flush: bool,
+) -> None:
+    """`join --spark`: the batch join of `statestream.spark`, then the summary."""
+    from statestream.jobs.session import spark_session
+    from statestream.spark.file_join import join_files
+
+    if input_path == "-":
+        raise InputError("--spark reads a file or folder, not standard input")
+    suffix = ".parquet" if output is not None and output.suffix == ".parquet" else ".jsonl"
+    rejected_path = late_output or (
+        output.with_name(output.stem + ".rejected" + suffix) if output else Path("rejected.jsonl")
+    )
+    session = spark_session(settings_from(ctx), app_name="statestream-join-batch")
+    summary = join_files(
+        session,
+        Path(input_path),
+        [spec],
+        output=output,
+        rejected_output=rejected_path,
+        out=sys.stdout,
+        flush=flush,
+        order=order,
+    )
+    kinds = " · ".join(f"{kind} {count:,}" for kind, count in sorted(summary.rejected.items()))
+    err_console.print(
+        f"[bold]{summary.pairs:,} pairs[/] · rejected: {kinds or 'none'} · "
+        f"{summary.seconds:,.1f} s",
+        highlight=False,
+    )
+    if summary.rejected_path is not None:
+        err_console.print(f"rejected rows: {summary.rejected_path}", highlight=False)
 
 
 def _open_input(input_path: str, stack: ExitStack) -> tuple[IO[bytes], int]:
