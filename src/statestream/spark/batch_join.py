@@ -126,7 +126,10 @@ def _concrete_specs(
     return list(dict.fromkeys(concrete))
 
 
-def _with_defaults(spec, disorder: float, tolerance: float | None):
+def _with_defaults(
+    spec: JoinSpec | SpecTemplate, disorder: float, tolerance: float | None
+) -> JoinSpec | SpecTemplate:
+    """`spec` with the call's disorder and tolerance where it leaves its own unset."""
     changes: dict = {}
     if spec.disorder == 0.0 and disorder:
         changes["disorder"] = disorder
