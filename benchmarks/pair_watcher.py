@@ -9,6 +9,7 @@ import uuid
 from confluent_kafka import Consumer
 
 from statestream.config import Settings
+from statestream.services._process import wait_until
 
 
 class PairWatcher:
@@ -47,12 +48,7 @@ class PairWatcher:
 
     def wait_for(self, count: int, timeout_s: float) -> bool:
         """Wait until `count` pairs were seen; False if `timeout_s` passed first."""
-        deadline = time.monotonic() + timeout_s
-        while self.count < count:
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.01)
-        return True
+        return wait_until(lambda: self.count >= count, timeout_s, interval_s=0.01)
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -276,9 +276,7 @@ def _latency(bench: _BenchRun) -> dict:
             sent_at = produce(
                 bench.settings, bench.names["latency_in"], records, rate=bench.options.latency_rate
             )
-        deadline = time.monotonic() + 60
-        while watcher.count < len(certain) and time.monotonic() < deadline:
-            time.sleep(0.2)
+        watcher.wait_for(len(certain), timeout_s=60)
     finally:
         watcher.stop()
         query.stop()

@@ -25,6 +25,7 @@ from benchmarks.spark_queries import ResultSizes, input_rows, wait_for_first_bat
 from statestream.config import Settings
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.join import JoinSpec
+from statestream.services._process import wait_until
 
 BURST_THINGS = 1_000
 LEFT, RIGHT = "actSpeed_C11", "vaTorque_C11"  # a pair of the default join specs
@@ -99,7 +100,8 @@ def burst(bench: BenchRun, pairs: int) -> dict:
     watcher.start()
     try:
         wait_for_first_batch(query)
-        _wait(lambda: input_rows(query) >= len(held), "the held records to be read")
+        if not wait_until(lambda: input_rows(query) >= len(held), WAIT_S, interval_s=0.05):
+            raise RuntimeError("burst: timed out waiting for the held records to be read")
         time.sleep(1.0)  # their pairs (one per thing) committed and seen
         before = watcher.count
         sent = time.time()
@@ -137,11 +139,3 @@ def _batch_times(batch: dict | None, sent: float, last_seen: float | None) -> di
         "burst_wait_ms": round((start - sent) * 1000),
         "burst_visible_after_ms": after,
     }
-
-
-def _wait(done, what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not done():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"burst: timed out waiting for {what}")
-        time.sleep(0.05)
