@@ -28,6 +28,7 @@ from pydantic_settings import (
 )
 
 from statestream.config.cluster import ServicesSettings, local_cluster
+from statestream.config.geo import GeoSettings
 from statestream.config.sections import (
     LOCAL_HOSTS,
     SECRETS_FILE_NAME,
@@ -70,6 +71,7 @@ class Settings(BaseSettings):
     join: JoinSettings = Field(default_factory=JoinSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     stats: StatsSettings = Field(default_factory=StatsSettings)
+    geo: GeoSettings = Field(default_factory=GeoSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     services: ServicesSettings = Field(default_factory=ServicesSettings)
     paths: PathsSettings = Field(default_factory=PathsSettings)
@@ -213,6 +215,7 @@ __all__ = [
     "LOCAL_HOSTS",
     "SECRETS_FILE_NAME",
     "DashboardSettings",
+    "GeoSettings",
     "InfluxSettings",
     "InfluxSinkSettings",
     "IngestSettings",

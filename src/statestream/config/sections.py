@@ -219,6 +219,16 @@ class TopicsSettings(_Section):
     late: str = "machine.late"
     stats: str = "analytics.machine.stats"
     alerts: str = "analytics.machine.alerts"
+    vehicle_positions: str = Field(
+        "input.vehicle.positions", description="one record per HFP position, key oper/veh"
+    )
+    vehicle_cells: str = Field(
+        "analytics.vehicle.cells", description="per H3 cell and window, from `run geo`"
+    )
+    vehicle_alerts: str = Field(
+        "analytics.vehicle.alerts", description="bunching alerts, one per pair and episode"
+    )
+    vehicle_positions_partitions: int = Field(3, ge=1)
     commits: str = Field(
         "statestream.commits", description="last committed batch of each exactly-once query"
     )

@@ -49,7 +49,7 @@ class TopicResult:
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
-    """The topics of the settings: the two time-series topics, four others, the commits topic.
+    """The topics of the settings: three time-series topics, six others, the commits topic.
 
     Time series are deleted after their retention, never compacted: their key is
     thing.quantity, so compaction would keep only each series' latest record. Only the commits
@@ -63,10 +63,18 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         "retention.bytes": str(topics.retention_bytes),
     }
     series = {"cleanup.policy": topics.cleanup_policy, **retention}
-    others = (topics.dead_letter, topics.late, topics.stats, topics.alerts)
+    others = (
+        topics.dead_letter,
+        topics.late,
+        topics.stats,
+        topics.alerts,
+        topics.vehicle_cells,
+        topics.vehicle_alerts,
+    )
     specs = [
         TopicSpec(topics.machine_data, topics.machine_data_partitions, series),
         TopicSpec(topics.machine_out, topics.machine_out_partitions, series),
+        TopicSpec(topics.vehicle_positions, topics.vehicle_positions_partitions, series),
         *(TopicSpec(name, topics.other_partitions, retention) for name in others),
         TopicSpec(topics.commits, 1, dict(COMMITS_TOPIC_CONFIG)),
     ]
