@@ -171,12 +171,15 @@ exactly_once_jar() {
   java_jar exactly-once "$(pyspark_jars)/*:$kafka"
 }
 
-# The charting library of the dashboard comes from npm (versions pinned by package-lock.json) and
-# is copied into the Python package, which serves it; the copies are not committed.
+# The charting and map libraries of the dashboard come from npm (versions pinned by
+# package-lock.json) and are copied into the Python package, which serves them; the copies are not
+# committed.
 DASHBOARD_VENDOR=src/statestream/dashboard/static/vendor
 DASHBOARD_FILES=(
   chart.js/dist/chart.umd.min.js
   chartjs-plugin-annotation/dist/chartjs-plugin-annotation.min.js
+  leaflet/dist/leaflet.js
+  leaflet/dist/leaflet.css
 )
 
 dashboard_assets() {
@@ -188,7 +191,7 @@ dashboard_assets() {
   fi
   command -v npm >/dev/null 2>&1 ||
     die "npm is missing: install Node.js with npm (apt-get install nodejs npm) and run make setup again"
-  say "installing the dashboard's charting library with npm ci into $DASHBOARD_VENDOR"
+  say "installing the dashboard's charting and map libraries with npm ci into $DASHBOARD_VENDOR"
   (cd dashboard-assets && npm ci --no-audit --no-fund --loglevel=error) ||
     die "npm ci in dashboard-assets failed (see above): check that the npm registry is reachable, then run make setup again"
   mkdir -p "$DASHBOARD_VENDOR"
