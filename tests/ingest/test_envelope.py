@@ -58,7 +58,7 @@ def test_the_descriptor_built_in_code_is_event_proto() -> None:
     declared = {
         (message, field, int(number))
         for message, body in re.findall(r"message (\w+) \{(.*?)\n\}", PROTO_FILE.read_text(), re.S)
-        for field, number in re.findall(r"^\s+\w+ (\w+) = (\d+);", body, re.M)
+        for field, number in re.findall(r"^\s+(?:optional )?\w+ (\w+) = (\d+);", body, re.M)
     }
     built = {
         (message.name, field.name, field.number)

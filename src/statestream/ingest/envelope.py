@@ -148,6 +148,7 @@ def event_file_descriptor() -> descriptor_pb2.FileDescriptorProto:
         start=1,
     ):
         record.field.add(name=name, number=number, type=kind, label=proto.LABEL_OPTIONAL)
+    _add_vehicle_position(file.message_type.add(name="VehiclePosition"))
     event = file.message_type.add(name="Event")
     event.field.add(
         name="event_time_ms", number=1, type=proto.TYPE_INT64, label=proto.LABEL_OPTIONAL
@@ -164,10 +165,56 @@ def event_file_descriptor() -> descriptor_pb2.FileDescriptorProto:
         label=proto.LABEL_OPTIONAL,
         oneof_index=0,
     )
+    event.field.add(
+        name="vehicle_position",
+        number=4,
+        type=proto.TYPE_MESSAGE,
+        type_name=f".{PACKAGE}.VehiclePosition",
+        label=proto.LABEL_OPTIONAL,
+        oneof_index=0,
+    )
     for message in file.message_type:
         for field in message.field:
             field.json_name = _camel(field.name)
     return file
+
+
+_VEHICLE_POSITION_FIELDS: tuple[tuple[str, int, bool], ...] = (
+    ("vehicle", descriptor_pb2.FieldDescriptorProto.TYPE_STRING, False),
+    ("mode", descriptor_pb2.FieldDescriptorProto.TYPE_STRING, False),
+    ("route", descriptor_pb2.FieldDescriptorProto.TYPE_STRING, False),
+    ("direction", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, False),
+    ("desi", descriptor_pb2.FieldDescriptorProto.TYPE_STRING, False),
+    ("oper", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, False),
+    ("veh", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, False),
+    ("lat", descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE, True),
+    ("long", descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE, True),
+    ("speed", descriptor_pb2.FieldDescriptorProto.TYPE_DOUBLE, True),
+    ("heading", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, True),
+    ("delay", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, True),
+    ("odometer", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, True),
+    ("door_status", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, True),
+    ("occupancy", descriptor_pb2.FieldDescriptorProto.TYPE_INT32, True),
+    ("next_stop", descriptor_pb2.FieldDescriptorProto.TYPE_STRING, False),
+    ("journey_start", descriptor_pb2.FieldDescriptorProto.TYPE_STRING, False),
+    ("operating_day", descriptor_pb2.FieldDescriptorProto.TYPE_STRING, False),
+)
+"""(name, type, proto3 optional) of `VehiclePosition`'s fields, numbered from 1."""
+
+
+def _add_vehicle_position(message: descriptor_pb2.DescriptorProto) -> None:
+    """The fields of `VehiclePosition`; each proto3 `optional` one gets its synthetic oneof."""
+    for number, (name, kind, optional) in enumerate(_VEHICLE_POSITION_FIELDS, start=1):
+        field = message.field.add(
+            name=name,
+            number=number,
+            type=kind,
+            label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+        )
+        if optional:
+            field.proto3_optional = True
+            field.oneof_index = len(message.oneof_decl)
+            message.oneof_decl.add(name=f"_{name}")
 
 
 def event_descriptor_set() -> bytes:

@@ -1,0 +1,201 @@
+"""The vehicle-position record of `input.vehicle.positions` and its Kafka value, per envelope.
+
+One HFP `VP` event of a vehicle (HSL's high-frequency positioning) becomes one `VehiclePosition`,
+keyed `"<oper>/<veh>"` (numbers unpadded). `settings.ingest.envelope` chooses its value, as for
+machine records (`envelope`):
+
+- `none` (default): a plain JSON object, `{"vehicle", "phenomenonTime", "mode", "route",
+  "direction", "desi", "oper", "veh", "lat", "long", "speed", "heading", "delay", "odometer",
+  "doorStatus", "occupancy", "nextStop", "journeyStart", "operatingDay"}`;
+- `json`: the `Event` envelope in protobuf's JSON mapping, `{"eventTimeMs", "ingestionTimeMs",
+  "vehiclePosition": {the same fields except "phenomenonTime"}}`;
+- `protobuf`: the same `Event` as protobuf binary (member `vehicle_position = 4`).
+
+`lat` and `long` are null exactly when the vehicle had no GPS fix; the other optional values are
+null when the feed left them out.
+
+    >>> position = VehiclePosition(22, 1234, 1764051330123, "bus", "1052", 1, "52",
+    ...                            60.171, 24.9414, 8.3, 120, -5, 1234, 0, 0, "1130446",
+    ...                            "08:15", "2026-11-25")
+    >>> position.key
+    '22/1234'
+    >>> codec = vehicle_codec_for("protobuf")
+    >>> codec.decode(codec.encode(position, 1764051330200)) == (position, 1764051330200)
+    True
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, NamedTuple
+
+import orjson
+
+from statestream.ingest.envelope import Envelope, event_message_class
+
+
+class VehiclePosition(NamedTuple):
+    """One position of one vehicle at one time (the `input.vehicle.positions` record)."""
+
+    oper: int  # operator number
+    veh: int  # vehicle number, unique within the operator
+    event_time_ms: int  # epoch ms: HFP `tst`
+    mode: str  # bus, tram, …
+    route: str  # e.g. "1052"
+    direction: int  # 1 or 2
+    desi: str  # the route number shown to passengers, e.g. "52"
+    lat: float | None  # WGS 84; None exactly when there is no GPS fix
+    long: float | None
+    speed: float | None  # m/s
+    heading: int | None  # degrees, 0 = north
+    delay: int | None  # s; negative = late
+    odometer: int | None  # m
+    door_status: int | None  # 0 closed, 1 open
+    occupancy: int | None  # 0 room, 100 full
+    next_stop: str | None
+    journey_start: str  # HH:MM
+    operating_day: str  # YYYY-MM-DD
+
+    @property
+    def key(self) -> str:
+        """The Kafka key `oper/veh`: one vehicle stays in one partition, in order."""
+        return f"{self.oper}/{self.veh}"
+
+    @property
+    def has_fix(self) -> bool:
+        return self.lat is not None and self.long is not None
+
+
+# (record attribute, JSON name) of the details, in the order of the message's fields
+_DETAILS: tuple[tuple[str, str], ...] = (
+    ("mode", "mode"),
+    ("route", "route"),
+    ("direction", "direction"),
+    ("desi", "desi"),
+    ("oper", "oper"),
+    ("veh", "veh"),
+    ("lat", "lat"),
+    ("long", "long"),
+    ("speed", "speed"),
+    ("heading", "heading"),
+    ("delay", "delay"),
+    ("odometer", "odometer"),
+    ("door_status", "doorStatus"),
+    ("occupancy", "occupancy"),
+    ("next_stop", "nextStop"),
+    ("journey_start", "journeyStart"),
+    ("operating_day", "operatingDay"),
+)
+OPTIONAL_DETAILS: frozenset[str] = frozenset(
+    ("lat", "long", "speed", "heading", "delay", "odometer", "door_status", "occupancy")
+)
+"""Details declared proto3 `optional`: they may be absent (None), not just zero."""
+
+
+def _details(position: VehiclePosition) -> dict[str, Any]:
+    """The details as JSON names and values, `vehicle` first."""
+    details: dict[str, Any] = {"vehicle": position.key}
+    for attribute, name in _DETAILS:
+        details[name] = getattr(position, attribute)
+    return details
+
+
+def _position(details: dict[str, Any], event_time_ms: int) -> VehiclePosition:
+    """The record of JSON details (either envelope); a missing optional value is None."""
+    values = {attribute: details.get(name) for attribute, name in _DETAILS}
+    for attribute in ("lat", "long", "speed"):
+        if values[attribute] is not None:
+            values[attribute] = float(values[attribute])
+    return VehiclePosition(event_time_ms=int(event_time_ms), **values)
+
+
+class VehiclePositionCodec(ABC):
+    """Encodes a position (with its ingestion time) as a Kafka value, and decodes it again."""
+
+    name: Envelope
+
+    @abstractmethod
+    def encode(self, position: VehiclePosition, ingestion_ms: int) -> bytes:
+        """The Kafka value of `position`."""
+
+    @abstractmethod
+    def decode(self, value: bytes) -> tuple[VehiclePosition, int | None]:
+        """The position and its ingestion time (None when the encoding has none)."""
+
+
+class PlainVehicleJsonCodec(VehiclePositionCodec):
+    """The position as one plain JSON object with `phenomenonTime` (epoch ms)."""
+
+    name: Envelope = "none"
+
+    def encode(self, position: VehiclePosition, ingestion_ms: int) -> bytes:
+        details = _details(position)
+        obj = {"vehicle": details.pop("vehicle"), "phenomenonTime": position.event_time_ms}
+        obj.update(details)
+        return orjson.dumps(obj)
+
+    def decode(self, value: bytes) -> tuple[VehiclePosition, int | None]:
+        obj = orjson.loads(value)
+        return _position(obj, obj["phenomenonTime"]), None
+
+
+class JsonVehicleEnvelopeCodec(VehiclePositionCodec):
+    """The `Event` envelope with `vehiclePosition`, in protobuf's JSON mapping."""
+
+    name: Envelope = "json"
+
+    def encode(self, position: VehiclePosition, ingestion_ms: int) -> bytes:
+        return orjson.dumps(
+            {
+                "eventTimeMs": position.event_time_ms,
+                "ingestionTimeMs": ingestion_ms,
+                "vehiclePosition": _details(position),
+            }
+        )
+
+    def decode(self, value: bytes) -> tuple[VehiclePosition, int | None]:
+        obj = orjson.loads(value)
+        position = _position(obj["vehiclePosition"], obj["eventTimeMs"])
+        return position, int(obj["ingestionTimeMs"])
+
+
+class ProtobufVehicleEnvelopeCodec(VehiclePositionCodec):
+    """The `Event` envelope with `vehicle_position`, as protobuf binary."""
+
+    name: Envelope = "protobuf"
+
+    def __init__(self) -> None:
+        self._event = event_message_class()
+
+    def encode(self, position: VehiclePosition, ingestion_ms: int) -> bytes:
+        event = self._event(event_time_ms=position.event_time_ms, ingestion_time_ms=ingestion_ms)
+        details = event.vehicle_position
+        details.vehicle = position.key
+        for attribute, _ in _DETAILS:
+            value = getattr(position, attribute)
+            if value is not None:
+                setattr(details, attribute, value)
+        if not details.ListFields():  # every value absent: still a vehicle_position event
+            details.SetInParent()
+        return event.SerializeToString()
+
+    def decode(self, value: bytes) -> tuple[VehiclePosition, int | None]:
+        event = self._event.FromString(value)
+        details = event.vehicle_position
+        values: dict[str, Any] = {}
+        for attribute, _ in _DETAILS:
+            present = details.HasField(attribute) if attribute in OPTIONAL_DETAILS else True
+            values[attribute] = getattr(details, attribute) if present else None
+        values["next_stop"] = values["next_stop"] or None  # proto3: "" stands for none
+        position = VehiclePosition(event_time_ms=event.event_time_ms, **values)
+        return position, event.ingestion_time_ms
+
+
+def vehicle_codec_for(envelope: Envelope) -> VehiclePositionCodec:
+    """The vehicle-position codec of an envelope setting: `none`, `json` or `protobuf`."""
+    codecs: dict[str, type[VehiclePositionCodec]] = {
+        "none": PlainVehicleJsonCodec,
+        "json": JsonVehicleEnvelopeCodec,
+        "protobuf": ProtobufVehicleEnvelopeCodec,
+    }
+    return codecs[envelope]()
