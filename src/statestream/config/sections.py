@@ -337,6 +337,12 @@ class DashboardSettings(_Section):
     )
     history_points: int = Field(300, ge=1, le=10_000, description="points per series on page open")
     chart_points: int = Field(600, ge=10, le=10_000, description="points a chart keeps per series")
+    tile_url: str = Field(
+        "",
+        description="base map tiles of /vehicles, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png;"
+        " empty: no tiles (works offline)",
+    )
+    tile_attribution: str = Field("", description="credit line shown with the tiles")
 
     @property
     def is_local(self) -> bool:
