@@ -35,3 +35,10 @@ class GeoSettings(BaseModel):
     bunching_max_skew_s: float = Field(
         5.0, ge=0, description="two positions are compared only when this close in time"
     )
+    buckets: int = Field(
+        8, ge=1, description="cell groups of `run geo`: cells per stateful call = cells / buckets"
+    )
+    trigger_interval_s: float = Field(1.0, gt=0, description="micro-batch interval of `run geo`")
+    max_offsets_per_trigger: int | None = Field(
+        None, ge=1, description="cap on positions per micro-batch of `run geo`"
+    )
