@@ -38,8 +38,8 @@ import math
 import time
 from typing import Any, Literal, TypedDict
 
-Stage = Literal["ingest", "join", "stats", "sink_influx", "bunching"]
-STAGES: tuple[str, ...] = ("ingest", "join", "stats", "sink_influx", "bunching")
+Stage = Literal["ingest", "join", "stats", "sink_influx", "bunching", "geo"]
+STAGES: tuple[str, ...] = ("ingest", "join", "stats", "sink_influx", "bunching", "geo")
 RAW_LIMIT_BYTES = 16_384
 """Bytes of a refused input kept in its dead letter (the connector: its setting)."""
 REASON_LIMIT_CHARS = 1_000
