@@ -99,7 +99,7 @@ def test_connect_mqtt_refused_login_is_one_line(ingest: Settings) -> None:
     result = _run(wrong, "connect", "mqtt")
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
-        f"error: the MQTT broker at {ingest.mqtt.host}:{ingest.mqtt.port} refused the login: "
+        f"error: the MQTT broker at {ingest.mqtt.client_address} refused the login: "
         "not authorized"
     ]
 

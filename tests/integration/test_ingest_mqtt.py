@@ -109,10 +109,9 @@ def test_the_connector_reconnects_after_a_network_cut_and_loses_nothing(ingest: 
     plan = SimulationPlan(lines=LINES, loops=2)  # 10,000 rows
     expected = expected_records(list(plan.payloads()))
     total = _count(expected)
-    proxy = CuttableProxy(ingest.mqtt.host, ingest.mqtt.port)
-    through_proxy = ingest.model_copy(
-        update={"mqtt": ingest.mqtt.model_copy(update={"host": "127.0.0.1", "port": proxy.port})}
-    )
+    proxy = CuttableProxy(ingest.mqtt.host, ingest.mqtt.client_port)  # TLS passes through
+    to_proxy = {"host": "127.0.0.1", "port": proxy.port, "tls_port": proxy.port}
+    through_proxy = ingest.model_copy(update={"mqtt": ingest.mqtt.model_copy(update=to_proxy)})
     try:
         with connector_thread(through_proxy) as running:
             simulator = threading.Thread(

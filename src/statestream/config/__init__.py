@@ -136,7 +136,22 @@ def _build(config_file: Path | None, overrides: dict[str, Any]) -> Settings:
     settings = Settings.model_construct(
         **{name: getattr(loaded, name) for name in Settings.model_fields}
     )
-    return local_cluster(settings, master_set="master" in loaded.spark.model_fields_set)
+    settings = local_cluster(settings, master_set="master" in loaded.spark.model_fields_set)
+    return _with_local_mqtt_ca(settings)
+
+
+def _with_local_mqtt_ca(settings: Settings) -> Settings:
+    """The local broker's generated CA as `mqtt.ca_file` when TLS is on and none was set."""
+    mqtt = settings.mqtt
+    if mqtt.ca_file is not None or not (mqtt.use_tls and mqtt.is_local):
+        return settings
+    ca_file = local_mqtt_tls_folder(settings) / "ca.crt"
+    return settings.model_copy(update={"mqtt": mqtt.model_copy(update={"ca_file": ca_file})})
+
+
+def local_mqtt_tls_folder(settings: Settings) -> Path:
+    """Where `services up` keeps the local broker's CA and server certificate."""
+    return settings.paths.data_dir / "mosquitto" / "tls"
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -231,6 +246,7 @@ __all__ = [
     "TopicsSettings",
     "ensure_local_secrets",
     "load_settings",
+    "local_mqtt_tls_folder",
     "project_root",
     "read_local_secrets",
     "settings_environment",

@@ -134,10 +134,37 @@ class MqttSettings(_Section):
         "0 = no cap, so a slow or stopped connector loses nothing (the broker drops above a cap)",
     )
 
+    tls: bool | None = Field(
+        None,
+        description="TLS to the broker, verified against ca_file; default: on for the local "
+        "broker (its TLS listener is tls_port), off for another",
+    )
+    tls_port: int = Field(8883, ge=1, le=65535, description="the broker's TLS listener")
+    ca_file: Path | None = Field(
+        None,
+        description="CA certificate the broker's is checked against; default for the local "
+        "broker: the one generated on first start (<data_dir>/mosquitto/tls/ca.crt)",
+    )
+
     @property
     def is_local(self) -> bool:
         """True when the broker is on this machine (statestream runs Mosquitto)."""
         return self.host in LOCAL_HOSTS
+
+    @property
+    def use_tls(self) -> bool:
+        """Whether clients talk TLS to the broker (`tls`, or by default: a local broker)."""
+        return self.is_local if self.tls is None else self.tls
+
+    @property
+    def client_port(self) -> int:
+        """The port clients connect to: the TLS listener when `use_tls`, else `port`."""
+        return self.tls_port if self.use_tls else self.port
+
+    @property
+    def client_address(self) -> str:
+        """host:port as clients reach the broker, for messages."""
+        return f"{self.host}:{self.client_port}"
 
 
 class InfluxSettings(_Section):

@@ -1,17 +1,25 @@
-"""Mosquitto, the MQTT broker: password login only, persistence under the data folder."""
+"""Mosquitto, the MQTT broker: password login only, persistence under the data folder.
+
+Two listeners on localhost: plain MQTT on `mqtt.port` and, with `mqtt.use_tls` (the default),
+MQTT over TLS on `mqtt.tls_port` with a certificate of a CA generated on first start
+(`services.tls`), which the connector and the simulator verify.
+"""
 
 from __future__ import annotations
 
 import getpass
+import ssl
 import subprocess
 import threading
 
 import paho.mqtt.client as mqtt
 
-from statestream.config import MqttSettings, Settings
+from statestream.config import MqttSettings, Settings, local_mqtt_tls_folder
 from statestream.environment import find_executable
 from statestream.errors import ServiceError
+from statestream.ingest.mqtt.client import tls_context
 from statestream.services.base import LocalService
+from statestream.services.tls import ensure_server_certificate
 
 
 class MosquittoBroker(LocalService):
@@ -36,7 +44,10 @@ class MosquittoBroker(LocalService):
         return f"{self.settings.mqtt.host}:{self.settings.mqtt.port}"
 
     def port_settings(self) -> dict[int, str]:
-        return {self.settings.mqtt.port: "STATESTREAM_MQTT__PORT"}
+        ports = {self.settings.mqtt.port: "STATESTREAM_MQTT__PORT"}
+        if self.settings.mqtt.use_tls:
+            ports[self.settings.mqtt.tls_port] = "STATESTREAM_MQTT__TLS_PORT"
+        return ports
 
     def markers(self) -> tuple[str, ...]:
         return ("mosquitto", str(self.config_file))
@@ -69,7 +80,7 @@ class MosquittoBroker(LocalService):
             reason = (done.stderr or done.stdout).strip() or f"exit code {done.returncode}"
             raise ServiceError(f"mosquitto_passwd could not write {self.password_file}: {reason}")
         self.password_file.chmod(0o600)
-        self.config_file.write_text(self._config())
+        self.config_file.write_text(self._config() + self._tls_config())
 
     def command(self) -> list[str]:
         return [find_executable("mosquitto", "mosquitto"), "-c", str(self.config_file)]
@@ -98,6 +109,16 @@ class MosquittoBroker(LocalService):
             f"user {getpass.getuser()}\n"
         )
 
+    def _tls_config(self) -> str:
+        if not self.settings.mqtt.use_tls:
+            return ""
+        files = ensure_server_certificate(local_mqtt_tls_folder(self.settings))
+        return (
+            f"listener {self.settings.mqtt.tls_port} localhost\n"
+            f"cafile {files.ca}\ncertfile {files.certificate}\nkeyfile {files.key}\n"
+            "tls_version tlsv1.2\n"
+        )
+
 
 def mqtt_login(settings: MqttSettings, *, anonymous: bool = False, timeout_s: float = 5.0) -> str:
     """Connect to the broker and return the CONNACK reason ("Success", "Not authorized", …).
@@ -116,8 +137,12 @@ def mqtt_login(settings: MqttSettings, *, anonymous: bool = False, timeout_s: fl
 
     client.on_connect = on_connect
     try:
-        client.connect(settings.host, settings.port, keepalive=10)
-    except OSError:
+        if settings.use_tls:
+            client.tls_set_context(tls_context(settings))
+        client.connect(settings.host, settings.client_port, keepalive=10)
+    except ssl.SSLCertVerificationError as exc:
+        return f"TLS verification failed: {exc.verify_message}"
+    except (OSError, ServiceError):
         return "no answer"
     client.loop_start()
     try:

@@ -5,12 +5,16 @@ makes one system call per packet and builds several Python objects per message, 
 QoS 1 message on the 2-core development machine (≈ 6 k messages/s), far below the 20 k rows/s
 the connector must carry. Here a batch of PUBLISH or PUBACK packets is one `sendall`, and one
 `recv` of up to 256 KiB is cut into packets in memory.
+
+With `mqtt.use_tls` (by default for the local broker) the connection is TLS, the broker's
+certificate verified against `mqtt.ca_file` and its host name.
 """
 
 from __future__ import annotations
 
 import select
 import socket
+import ssl
 import time
 
 from statestream.config import MqttSettings
@@ -52,15 +56,24 @@ class MqttConnection:
 
     @property
     def address(self) -> str:
-        return f"{self.settings.host}:{self.settings.port}"
+        return self.settings.client_address
 
     def connect(self, timeout_s: float = 10.0) -> bool:
         """Open the connection and log in; True when the broker still had this client's session.
 
         Raises `ServiceError` naming the broker and the reason when it is unreachable or refuses.
         """
+        settings = self.settings
+        context = tls_context(settings) if settings.use_tls else None
         try:
-            sock = socket.create_connection((self.settings.host, self.settings.port), timeout_s)
+            sock = socket.create_connection((settings.host, settings.client_port), timeout_s)
+            if context is not None:
+                sock = context.wrap_socket(sock, server_hostname=settings.host)
+        except ssl.SSLCertVerificationError as exc:
+            raise ServiceError(
+                f"the MQTT broker at {self.address} failed TLS verification against "
+                f"{settings.ca_file or 'the system CAs'}: {exc.verify_message}"
+            ) from None
         except OSError as exc:
             raise ServiceError(f"cannot reach the MQTT broker at {self.address}: {exc}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -111,10 +124,12 @@ class MqttConnection:
         if sock is None:
             raise ConnectionLost(f"not connected to the MQTT broker at {self.address}")
         packets, self._pending = self._pending, []
-        readable, _, _ = select.select([sock], [], [], 0.0 if packets else timeout_s)
+        readable = _tls_pending(sock) > 0
+        if not readable:
+            readable = bool(select.select([sock], [], [], 0.0 if packets else timeout_s)[0])
         if readable:
             try:
-                data = sock.recv(RECEIVE_BYTES)
+                data = _receive_bytes(sock)
             except OSError as exc:
                 data, error = b"", exc
             else:
@@ -170,6 +185,46 @@ class MqttConnection:
             kept += packets
         self.close(graceful=False)
         raise ServiceError(f"the MQTT broker at {self.address} did not answer within {timeout_s} s")
+
+
+def tls_context(settings: MqttSettings) -> ssl.SSLContext:
+    """A client TLS context that verifies the broker against `ca_file` (else the system CAs)."""
+    ca_file = settings.ca_file
+    if ca_file is not None and not ca_file.is_file():
+        maker = " (`statestream services up` makes it)" if settings.is_local else ""
+        raise ServiceError(
+            f"the MQTT CA file {ca_file} does not exist{maker}; "
+            "set mqtt.ca_file, or mqtt.tls = false for a broker without TLS"
+        )
+    return ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+
+
+def _tls_pending(sock: socket.socket) -> int:
+    """Bytes a TLS socket has decrypted already (select does not see them)."""
+    return sock.pending() if isinstance(sock, ssl.SSLSocket) else 0
+
+
+def _receive_bytes(sock: socket.socket) -> bytes:
+    """One `recv`; on TLS, every record already at hand too (a TLS `recv` returns one record,
+    and records OpenSSL has read ahead are invisible to `select`)."""
+    data = sock.recv(RECEIVE_BYTES)
+    if not data or not isinstance(sock, ssl.SSLSocket):
+        return data
+    chunks, size, timeout = [data], len(data), sock.gettimeout()
+    sock.settimeout(0.0)
+    try:
+        while size < RECEIVE_BYTES:
+            try:
+                more = sock.recv(RECEIVE_BYTES - size)
+            except (ssl.SSLWantReadError, BlockingIOError):
+                break
+            if not more:
+                break
+            chunks.append(more)
+            size += len(more)
+    finally:
+        sock.settimeout(timeout)
+    return b"".join(chunks)
 
 
 def forget_session(settings: MqttSettings, client_id: str) -> None:
