@@ -118,6 +118,11 @@ class MqttConnection:
             raise ConnectionLost(f"lost the MQTT broker at {self.address}: {exc}") from None
         self._last_sent = time.monotonic()
 
+    def acknowledge(self, packet_ids: list[int]) -> None:
+        """PUBACK these QoS 1 messages, in this order, in one `send`."""
+        if packet_ids:
+            self.send(wire.puback_packets(packet_ids))
+
     def receive(self, timeout_s: float) -> list[wire.Packet]:
         """The packets that arrive within `timeout_s` (none when nothing came); answers pings."""
         sock = self._sock
