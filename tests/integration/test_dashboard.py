@@ -9,65 +9,28 @@ the page goes to test-artifacts/dashboard.png.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 import requests
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient
 
 from statestream.config import Settings
 from statestream.dashboard.messages import LEVELS
-from statestream.services.topics import create_topics
-from tests.support import free_ports
+from tests.integration.dashboard_support import (
+    ARTIFACTS,
+    Dashboard,
+    chromium,
+    open_page,
+    running_dashboard,
+)
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HISTORY_THING, LIVE_THING = "H31415", "R0815"
 HISTORY_START = 1_554_096_380_000  # the sample's time, 2019-04-01
 HISTORY_POINTS = 40
-
-
-@dataclass(frozen=True)
-class Dashboard:
-    url: str
-    token: str
-    settings: Settings
-
-
-def _settings_of(settings: Settings, name: str) -> Settings:
-    topics = settings.topics.model_copy(
-        update={
-            "machine_data": f"{name}.data",
-            "machine_out": f"{name}.out",
-            "stats": f"{name}.stats",
-            "alerts": f"{name}.alerts",
-            "late": f"{name}.late",
-            "dead_letter": f"{name}.deadletter",
-            "cleanup_policy": "delete",
-        }
-    )
-    influx = settings.influx.model_copy(update={"database": name})
-    return settings.model_copy(update={"topics": topics, "influx": influx})
 
 
 def _influx(settings: Settings, path: str, **params: str) -> requests.Response:
@@ -111,81 +74,16 @@ def _write_history(settings: Settings) -> None:
     assert written.status_code == 204, written.text
 
 
-def _env_of(settings: Settings, port: int, token: str) -> dict[str, str]:
-    topics, env = settings.topics, dict(os.environ)
-    env.update(
-        {
-            "STATESTREAM_DASHBOARD__PORT": str(port),
-            "STATESTREAM_DASHBOARD__TOKEN": token,
-            "STATESTREAM_INFLUX__DATABASE": settings.influx.database,
-            "STATESTREAM_TOPICS__MACHINE_DATA": topics.machine_data,
-            "STATESTREAM_TOPICS__MACHINE_OUT": topics.machine_out,
-            "STATESTREAM_TOPICS__STATS": topics.stats,
-            "STATESTREAM_TOPICS__ALERTS": topics.alerts,
-            "STATESTREAM_TOPICS__LATE": topics.late,
-            "STATESTREAM_TOPICS__DEAD_LETTER": topics.dead_letter,
-        }
-    )
-    return env
-
-
-def _wait_until_reading(url: str, token: str, process: subprocess.Popen[str]) -> None:
-    """Until the dashboard answers and its consumer has every topic assigned."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"dashboard exited: {process.stdout.read()}")  # type: ignore[union-attr]
-        try:
-            health = requests.get(f"{url}api/health", params={"token": token}, timeout=2).json()
-            topics = health.get("topics", [])
-            if topics and all(t["assigned"] and t["lag"] is not None for t in topics):
-                return
-        except (requests.RequestException, ValueError):
-            pass
-        time.sleep(0.3)
-    raise AssertionError("dashboard did not start reading its topics within 60 s")
-
-
 @pytest.fixture(scope="module")
 def dashboard(local_services: Settings) -> Iterator[Dashboard]:
-    name = f"test_{uuid.uuid4().hex[:10]}"
-    settings = _settings_of(local_services, name)
-    create_topics(settings)
-    _write_history(settings)
-    port, token = free_ports(1)[0], f"tok-{uuid.uuid4().hex}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "statestream", "dashboard", "--port", str(port)],
-        env=_env_of(settings, port, token),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://localhost:{port}/"
-    try:
-        _wait_until_reading(url, token, process)
-        yield Dashboard(url, token, settings)
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        topics = settings.topics
-        names = [topics.machine_data, topics.machine_out, topics.stats, topics.alerts]
-        AdminClient(settings.kafka.client_config()).delete_topics(
-            [*names, topics.late, topics.dead_letter]
-        )
-        _influx(settings, "query", q=f'DROP DATABASE "{name}"')
+    with running_dashboard(local_services, prepare=_write_history) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def test_requests_without_the_token_are_refused(dashboard: Dashboard, browser) -> None:
@@ -216,20 +114,11 @@ def test_requests_without_the_token_are_refused(dashboard: Dashboard, browser) -
 def _open(browser, dashboard: Dashboard):
     """A page of the dashboard, opened with the token, once it has shown the history and its
     websocket is open (what is produced from then on reaches it)."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    page = browser.new_page(viewport={"width": 1500, "height": 1100})
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{dashboard.url}?token={dashboard.token}")
-    try:
-        page.wait_for_function(
-            "window.statestreamDashboard?.state.historyLoaded && "
-            "window.statestreamDashboard.state.connected"
-        )
-    except PlaywrightTimeout:
-        raise AssertionError(f"the page did not load its history; page errors: {errors}") from None
-    return page
+    ready = (
+        "window.statestreamDashboard?.state.historyLoaded && "
+        "window.statestreamDashboard.state.connected"
+    )
+    return open_page(browser, f"{dashboard.url}?token={dashboard.token}", ready)
 
 
 CHART_DATA = """([thing, chart]) => {

@@ -1,9 +1,15 @@
 """The dashboard's ASGI app (Starlette): the page, its history, its live websocket.
 
-    GET /             the page (static/index.html)
-    GET /api/history  layout, recent history from InfluxDB, the results on display, the health
-    GET /api/health   the latest pipeline health
-    WS  /ws           live updates: chart points, window results, expiries, alerts, health
+    GET /              the machines page (static/index.html; ?thing=NAME shows one machine)
+    GET /fleet         the fleet overview: every machine's power, duty cycle, alert state
+    GET /vehicles      the map: vehicle cells as hexagons, bunching alerts
+    GET /api/history   layout, recent history from InfluxDB, the results on display, the health
+    GET /api/fleet     every machine's row of the fleet overview
+    GET /api/vehicles  the map's layout, the cells and alerts on display
+    GET /api/health    the latest pipeline health
+    WS  /ws            live updates: chart points, window results, expiries, alerts, health;
+                       /ws?view=fleet the fleet's changed rows (once a second), /ws?view=vehicles
+                       the map's cells, alerts and expiries
 
 The Kafka feed runs on a thread from the app's start to its end; its batches are applied on the
 event loop (display policy, fan-out), where everything else of the app runs too.
@@ -30,6 +36,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from statestream.config import Settings
 from statestream.dashboard.auth import TokenGate
+from statestream.dashboard.fleet import FleetBoard
 from statestream.dashboard.history import load_history
 from statestream.dashboard.hub import ClientHub
 from statestream.dashboard.kafka_feed import FeedBatch, KafkaFeed
@@ -42,6 +49,7 @@ from statestream.dashboard.messages import (
     WindowResult,
 )
 from statestream.dashboard.policy import ResultBoard
+from statestream.dashboard.vehicle_map import VehicleMap
 
 STATIC_DIR = Path(__file__).parent / "static"
 VENDOR_FILES = ("chart.umd.min.js", "chartjs-plugin-annotation.min.js")
@@ -71,6 +79,10 @@ class DashboardState:
         self.shaper = RecordShaper(settings.join.specs)
         self.board = ResultBoard(window_lengths_s(settings))
         self.hub = ClientHub()
+        self.fleet = FleetBoard(settings.stats.power_quantity)
+        self.fleet_hub = ClientHub()
+        self.vehicles = VehicleMap(settings)
+        self.vehicle_hub = ClientHub()
         self.health: dict[str, Any] = {}
         self.dropped_batches = 0
         self._submitted = 0  # written by the feed thread only
@@ -109,23 +121,49 @@ class DashboardState:
         """Put a feed batch through the display policy and send it to every page."""
         now = self.clock()
         shown = [r for r in [*batch.results, *batch.alerts] if self.board.offer(r, now)]
+        expired = self.board.expire(now)
         if batch.health is not None:
             self.health = batch.health
         message = {
             "type": "update",
             "series": batch.series,
             "results": [self.board.message_of(r, now) for r in shown],
-            "expired": self.board.expire(now),
+            "expired": expired,
             "alerts": [a.as_message() for a in batch.alerts],
             "health": self.health_message() if batch.health is not None else None,
         }
         self.hub.publish(json.dumps(message))
+        self.fleet.take_series(batch.series)
+        self.fleet.take_results(shown)
+        self.fleet.take_expired(expired)
+        if batch.cells or batch.bunching:
+            self._publish_vehicles(self.vehicles.apply(batch.cells, batch.bunching))
 
     def sweep(self) -> None:
-        """Take off expired results and tell the pages."""
+        """Take off expired results and tell the pages; send the fleet's changed rows."""
         expired = self.board.expire(self.clock())
         if expired:
             self.hub.publish(json.dumps({"type": "update", "expired": expired}))
+            self.fleet.take_expired(expired)
+        self._publish_vehicles(self.vehicles.expire())
+        changed = self.fleet.take_changes()
+        if changed:
+            self.fleet_hub.publish(json.dumps({"type": "fleet", "rows": changed}))
+
+    def fleet_snapshot(self) -> dict[str, Any]:
+        """Every machine's row, for a fleet page that opens (later changes come over /ws)."""
+        stats = self.settings.stats
+        layout = {"duty_cycle_limit": stats.duty_limit, "rated_power_kw": stats.rated_power_kw}
+        return {"layout": layout, "rows": self.fleet.rows()}
+
+    def hub_of(self, view: str | None) -> ClientHub | None:
+        """The hub of a page: machines (default), fleet or vehicles; None for another view."""
+        hubs = {"machines": self.hub, "fleet": self.fleet_hub, "vehicles": self.vehicle_hub}
+        return hubs.get(view or "machines")
+
+    def _publish_vehicles(self, message: dict[str, Any] | None) -> None:
+        if message is not None:
+            self.vehicle_hub.publish(json.dumps(message))
 
     def health_message(self) -> dict[str, Any]:
         return {
@@ -142,8 +180,14 @@ class DashboardState:
             self.board.offer_history(result, now)
 
 
-async def page(request: Request) -> Response:
-    return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
+def _static_page(name: str) -> Callable[[Request], Any]:
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC_DIR / name, headers={"Cache-Control": "no-store"})
+
+    return page
+
+
+page = _static_page("index.html")
 
 
 async def history(request: Request) -> Response:
@@ -170,14 +214,26 @@ async def health(request: Request) -> Response:
     return JSONResponse(request.app.state.dashboard.health_message())
 
 
+async def fleet(request: Request) -> Response:
+    return JSONResponse(request.app.state.dashboard.fleet_snapshot())
+
+
+async def vehicles(request: Request) -> Response:
+    return JSONResponse(request.app.state.dashboard.vehicles.snapshot())
+
+
 async def live(websocket: WebSocket) -> None:
     """Send the page every live message until it goes away."""
     state: DashboardState = websocket.app.state.dashboard
-    client = state.hub.connect()  # before the handshake ends: the page misses nothing after it
+    hub = state.hub_of(websocket.query_params.get("view"))
+    if hub is None:
+        await websocket.close(code=1008, reason="view is machines, fleet or vehicles")
+        return
+    client = hub.connect()  # before the handshake ends: the page misses nothing after it
     try:
         await websocket.accept()
     except Exception:
-        state.hub.disconnect(client)
+        hub.disconnect(client)
         raise
 
     async def send_all() -> None:
@@ -191,7 +247,7 @@ async def live(websocket: WebSocket) -> None:
     except WebSocketDisconnect:
         pass
     finally:
-        state.hub.disconnect(client)
+        hub.disconnect(client)
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender
@@ -219,7 +275,11 @@ def create_app(settings: Settings, *, start_feed: bool = True) -> Starlette:
     app = Starlette(
         routes=[
             Route("/", page),
+            Route("/fleet", _static_page("fleet.html")),
+            Route("/vehicles", _static_page("vehicles.html")),
             Route("/api/history", history),
+            Route("/api/fleet", fleet),
+            Route("/api/vehicles", vehicles),
             Route("/api/health", health),
             WebSocketRoute("/ws", live),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

@@ -1,10 +1,12 @@
 """The dashboard's one Kafka consumer, on a background thread.
 
-It reads the raw, joined, statistics and alert topics from their end (what happened before the
+It reads the raw, joined, statistics and alert topics and the vehicle cells and bunching alerts
+from their end (what happened before the
 page opened comes from InfluxDB) and the late and dead-letter topics from their beginning (their
 counts are totals), all `read_committed`, so only what the exactly-once jobs committed is shown.
 Every `flush_interval_s` it hands one `FeedBatch` to `deliver`: the chart points (thinned per
-series), the window results and alerts, and every few seconds the pipeline's health.
+series), the window results and alerts, the cells and bunching alerts, and every few seconds the
+pipeline's health.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from statestream.dashboard.messages import (
     WindowResult,
     series_messages,
 )
+from statestream.dashboard.vehicles import BunchingAlert, CellResult, bunching_alert, cell_result
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +55,8 @@ class FeedBatch:
     results: list[WindowResult] = field(default_factory=list)
     alerts: list[WindowResult] = field(default_factory=list)
     health: dict[str, Any] | None = None
+    cells: list[CellResult] = field(default_factory=list)
+    bunching: list[BunchingAlert] = field(default_factory=list)
 
 
 def watched_topics(settings: Settings) -> dict[str, str]:
@@ -62,6 +67,8 @@ def watched_topics(settings: Settings) -> dict[str, str]:
         t.machine_out: "out",
         t.stats: "stats",
         t.alerts: "alerts",
+        t.vehicle_cells: "cells",
+        t.vehicle_alerts: "bunching",
         t.late: "late",
         t.dead_letter: "dead_letter",
     }
@@ -93,6 +100,8 @@ class KafkaFeed:
         self._points: list[SeriesPoint] = []
         self._results: list[WindowResult] = []
         self._alerts: list[WindowResult] = []
+        self._cells: list[CellResult] = []
+        self._bunching: list[BunchingAlert] = []
 
     def start(self) -> None:
         self._thread.start()
@@ -206,6 +215,10 @@ class KafkaFeed:
                 self._results.append(self.shaper.window_result(raw))
             elif role == "alerts":
                 self._alerts.append(self.shaper.alert(raw))
+            elif role == "cells":
+                self._cells.append(cell_result(raw))
+            elif role == "bunching":
+                self._bunching.append(bunching_alert(raw))
             else:
                 figures.last_reason = reason_of(raw) or figures.last_reason
         except UnreadableRecord:
@@ -217,9 +230,13 @@ class KafkaFeed:
             results=self._results,
             alerts=self._alerts,
             health=health,
+            cells=self._cells,
+            bunching=self._bunching,
         )
         self._points, self._results, self._alerts = [], [], []
-        if batch.series or batch.results or batch.alerts or batch.health:
+        self._cells, self._bunching = [], []
+        contents = (batch.series, batch.results, batch.alerts, batch.cells, batch.bunching)
+        if any(contents) or batch.health:
             self.deliver(batch)
 
     def _health(self, consumer: Consumer, now: float) -> dict[str, Any]:

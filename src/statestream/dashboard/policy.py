@@ -13,22 +13,36 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-from statestream.dashboard.messages import WindowResult
+from typing import Any, Protocol
 
 EXPIRY_GRACE_S = 5.0
 
 
+class Displayed(Protocol):
+    """What the board shows: a machine's `WindowResult`, a vehicle cell, a bunching alert."""
+
+    @property
+    def key(self) -> str: ...  # what a newer result replaces
+
+    @property
+    def kind(self) -> str: ...  # picks the lifetime
+
+    @property
+    def event_time(self) -> tuple[int, int]: ...  # compared: same or newer replaces
+
+    def as_message(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class _Shown:
-    result: WindowResult
+    result: Displayed
     expires_at: float
 
 
 class ResultBoard:
-    """The window results on display, one per key (thing, component, kind).
+    """The window results on display, one per key (thing, component, kind; or vehicle cell).
 
+    >>> from statestream.dashboard.messages import WindowResult
     >>> board = ResultBoard({"duty_cycle": 600.0})
     >>> newer = WindowResult("R1", "C11", "duty_cycle", 60_000, 660_000, {"duty_cycle": 0.5})
     >>> older = WindowResult("R1", "C11", "duty_cycle", 0, 600_000, {"duty_cycle": 0.1})
@@ -46,7 +60,7 @@ class ResultBoard:
         """How long a result of `kind` stays on display without a newer one."""
         return self._lifetimes.get(kind, max(self._lifetimes.values(), default=0.0))
 
-    def offer(self, result: WindowResult, now: float) -> bool:
+    def offer(self, result: Displayed, now: float) -> bool:
         """Show `result` if it is for the same or a newer window than the one shown; True if so."""
         shown = self._shown.get(result.key)
         if shown is not None and result.event_time < shown.result.event_time:
@@ -54,7 +68,7 @@ class ResultBoard:
         self._shown[result.key] = _Shown(result, now + self.lifetime_s(result.kind))
         return True
 
-    def offer_history(self, result: WindowResult, now: float) -> bool:
+    def offer_history(self, result: Displayed, now: float) -> bool:
         """Show a result loaded from history only if nothing is shown for its key or it is for a
         strictly newer window: reloading the same window must not extend its time on screen."""
         shown = self._shown.get(result.key)
@@ -69,7 +83,7 @@ class ResultBoard:
             del self._shown[key]
         return gone
 
-    def shown(self) -> list[WindowResult]:
+    def shown(self) -> list[Displayed]:
         """The results on display, in key order."""
         return [self._shown[key].result for key in sorted(self._shown)]
 
@@ -80,7 +94,7 @@ class ResultBoard:
             for _, shown in sorted(self._shown.items())
         ]
 
-    def message_of(self, result: WindowResult, now: float) -> dict[str, Any]:
+    def message_of(self, result: Displayed, now: float) -> dict[str, Any]:
         """The message of a result just shown."""
         shown = self._shown[result.key]
         return {**result.as_message(), "expires_in_s": round(shown.expires_at - now, 1)}

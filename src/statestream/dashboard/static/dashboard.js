@@ -1,5 +1,6 @@
 // The statestream dashboard page: history from /api/history, then live updates from /ws.
 // The server applies the display policy to window results; this page draws what it is sent.
+// With ?thing=NAME (the fleet overview's click through) it shows that one machine only.
 "use strict";
 
 (() => {
@@ -20,6 +21,8 @@
   };
 
   const { clock, seriesChart, levelsChart, dutyChart } = window.statestreamCharts;
+  const onlyThing = new URLSearchParams(location.search).get("thing");
+  const wanted = (thing) => !onlyThing || thing === onlyThing;
   const percent = (x) => `${(100 * x).toFixed(1)} %`;
   const number = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
   const components = []; // every component seen, sorted: a component has one colour everywhere
@@ -97,6 +100,7 @@
   }
 
   function addSeries(message) {
+    if (!wanted(message.thing)) return 0;
     const view = thingView(message.thing);
     const panel = view.charts.get(message.chart);
     if (!panel) return 0;
@@ -129,6 +133,7 @@
   // ---- window results -----------------------------------------------------------------------
 
   function showResult(result) {
+    if (!wanted(result.thing)) return;
     registerComponent(result.component);
     state.results.set(result.key, result);
     redrawResults(result.thing);
@@ -171,6 +176,7 @@
   }
 
   function addAlert(alert) {
+    if (!wanted(alert.thing)) return;
     const id = `${alert.key}@${alert.window_start}`;
     if (state.seenAlerts.has(id)) return;
     state.seenAlerts.add(id);
@@ -295,6 +301,10 @@
   }
 
   async function start() {
+    if (onlyThing) {
+      document.getElementById("only-thing").textContent = `machine ${onlyThing}`;
+      document.getElementById("no-things").textContent = `${onlyThing} has not reported yet.`;
+    }
     connect();
     const response = await fetch("api/history", { cache: "no-store" });
     if (!response.ok) {

@@ -1,0 +1,200 @@
+"""The /vehicles map and the /fleet overview in headless Chromium, fed through the real Kafka.
+
+One `statestream dashboard` process (topics of its own, a token set) serves both tests. The map
+test writes cell results and a bunching alert in the contract's shapes, in Kafka transactions (one
+aborted, which must never show: the feed reads read_committed); the fleet test writes the power,
+duty cycle and alerts of 1,000 machines. Screenshots go to test-artifacts/vehicles.png and
+test-artifacts/fleet.png.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+
+import h3
+import pytest
+from confluent_kafka import Producer
+
+from statestream.config import Settings
+from tests.integration.dashboard_support import (
+    ARTIFACTS,
+    Dashboard,
+    chromium,
+    open_page,
+    running_dashboard,
+)
+
+pytestmark = pytest.mark.integration
+
+MINUTE = 60_000
+HELSINKI = [(60.1699, 24.9384), (60.1719, 24.9414), (60.1868, 24.9609)]
+MACHINES = 1000
+
+
+@pytest.fixture(scope="module")
+def dashboard(local_services: Settings) -> Iterator[Dashboard]:
+    with running_dashboard(local_services) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with chromium() as launched:
+        yield launched
+
+
+def _cell(cell: str, start: int, vehicles: int, final: bool = False) -> dict:
+    return {"cell": cell, "resolution": 8, "window_start": start, "window_end": start + MINUTE,
+            "vehicles": vehicles, "positions": 40 * vehicles, "mean_speed": 2.0 * vehicles,
+            "mean_delay": -30.0 * vehicles, "final": final}  # fmt: skip
+
+
+def _bunching(now: int) -> dict:
+    return {"alert": "bunching", "route": "1052", "direction": 1, "mode": "bus",
+            "vehicles": ["22/1234", "22/1240"], "episode_start": now - MINUTE,
+            "detected_at": now, "distance_m": 84.0, "lat": 60.1705, "long": 24.9401}  # fmt: skip
+
+
+def _transactional(settings: Settings) -> Producer:
+    producer = Producer(
+        {**settings.kafka.client_config(), "transactional.id": f"test-{uuid.uuid4().hex[:8]}"}
+    )
+    producer.init_transactions(10)
+    return producer
+
+
+def _vehicles_page(browser, dashboard: Dashboard):
+    ready = "window.statestreamVehicles?.state.loaded && window.statestreamVehicles.state.connected"
+    return open_page(browser, f"{dashboard.url}vehicles?token={dashboard.token}", ready)
+
+
+def test_cells_and_a_bunching_alert_appear_on_the_map(dashboard: Dashboard, browser) -> None:
+    topics = dashboard.settings.topics
+    cells = [h3.latlng_to_cell(lat, long, 8) for lat, long in HELSINKI]
+    start = int(time.time() // 60 * MINUTE)
+    producer = _transactional(dashboard.settings)
+    page = _vehicles_page(browser, dashboard)
+    try:
+        producer.begin_transaction()  # aborted: a newer window of the first cell, never shown
+        producer.produce(
+            topics.vehicle_cells,
+            key=cells[0],
+            value=json.dumps(_cell(cells[0], start + MINUTE, 99)),
+        )
+        producer.abort_transaction(10)
+        producer.begin_transaction()
+        for number, cell in enumerate(cells, start=1):
+            producer.produce(
+                topics.vehicle_cells, key=cell, value=json.dumps(_cell(cell, start, number))
+            )
+        producer.produce(
+            topics.vehicle_alerts, key="1052/1", value=json.dumps(_bunching(start + 30_000))
+        )
+        producer.commit_transaction(10)  # fmt: skip
+        page.wait_for_function(
+            "statestreamVehicles.cellCount() === 3 && statestreamVehicles.listedAlerts() === 1",
+            timeout=20_000,
+        )
+        shown = page.evaluate(
+            "[...statestreamVehicles.state.cells.values()].map((c) => [c.result.cell,"
+            " c.result.vehicles, c.result.window_start])"
+        )
+        assert sorted(shown) == sorted([cell, n, start] for n, cell in enumerate(cells, start=1))
+        assert page.locator("#map path.cell").count() == 3
+        assert page.locator("#map path.bunching").count() == 1
+        assert "22/1234 + 22/1240" in page.locator("#bunching").inner_text()
+        by_vehicles = _fills(page)
+        assert len(set(by_vehicles)) == 3  # 1, 2 and 3 vehicles: three colours
+        page.select_option("#colour-by", "delay")
+        assert _fills(page) != by_vehicles
+        assert "mean delay" in page.locator("#legend").inner_text()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "vehicles.png"))
+    finally:
+        page.close()
+
+
+def _fills(page) -> list[str]:
+    return page.evaluate(
+        "[...document.querySelectorAll('#map path.cell')].map((p) => p.getAttribute('fill'))"
+    )
+
+
+def _machine(number: int) -> str:
+    return f"M{number:04d}"
+
+
+def _fleet_records(start: int) -> list[tuple[str, str, dict]]:
+    """(role, key, value): each machine's power (number × 10 W) and duty cycle; every 100th
+    machine above the duty-cycle limit, with its alert."""
+    records = []
+    for number in range(MACHINES):
+        thing, duty_cycle = _machine(number), 0.5 if number % 100 == 0 else 0.1
+        power = {
+            "thing": thing,
+            "quantity": "vaPower_C11",
+            "phenomenonTime": start,
+            "result": 10.0 * number,
+        }
+        window = {"thing": thing, "component": "C11", "window_start": start,
+                  "window_end": start + 10 * MINUTE}  # fmt: skip
+        records += [
+            ("out", f"{thing}.vaPower_C11", power),
+            ("stats", f"{thing}.C11", {**window, "kind": "duty_cycle", "duty_cycle": duty_cycle}),
+        ]
+        if duty_cycle > 0.4:
+            alert = {**window, "kind": "duty_cycle", "duty_cycle": duty_cycle, "limit": 0.4}
+            records.append(("alerts", f"{thing}.C11", alert))
+    return records
+
+
+def _produce(dashboard: Dashboard, records: list[tuple[str, str, dict]]) -> None:
+    topics = dashboard.settings.topics
+    topic_of = {"out": topics.machine_out, "stats": topics.stats, "alerts": topics.alerts}
+    producer = Producer(dashboard.settings.kafka.client_config())
+    for role, key, value in records:
+        producer.produce(topic_of[role], key=key, value=json.dumps(value))
+    assert producer.flush(20) == 0
+
+
+def test_the_fleet_of_1000_machines_renders_sorts_and_filters(dashboard, browser) -> None:
+    ready = "window.statestreamFleet?.state.loaded && window.statestreamFleet.state.connected"
+    page = open_page(browser, f"{dashboard.url}fleet?token={dashboard.token}", ready)
+    try:
+        start = int(time.time() * 1000)
+        _produce(dashboard, _fleet_records(start))
+        page.wait_for_function(
+            f"statestreamFleet.machineCount() === {MACHINES} && "
+            "document.getElementById('alert-count').textContent === '10'",
+            timeout=30_000,
+        )
+        assert page.evaluate("statestreamFleet.renderedRows()") == 100  # one page in the DOM
+        assert page.locator("#match-count").inner_text() == "1,000"
+        page.click("#fleet th[data-sort='power_kw']")  # the largest first
+        page.wait_for_function(
+            "document.querySelector('#fleet tbody tr').dataset.thing === 'M0999'"
+        )
+        assert "9.99" in page.locator("#fleet tbody tr").first.inner_text()
+        page.fill("#filter", "M012")
+        page.wait_for_function("statestreamFleet.renderedRows() === 10")
+        page.fill("#filter", "")
+        page.check("#alerts-only")
+        page.wait_for_function("statestreamFleet.renderedRows() === 10")
+        alerting = page.locator("#fleet tbody tr").all_inner_texts()
+        assert all("alert C11" in row and "50.0 %" in row for row in alerting)
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "fleet.png"), full_page=True)
+        page.locator("#fleet tbody tr[data-thing='M0300'] td").nth(1).click()
+        page.wait_for_url("**/?thing=M0300")
+        page.wait_for_function("window.statestreamDashboard?.state.historyLoaded")
+        later = start + 1000
+        power = {"phenomenonTime": later, "quantity": "vaPower_C11", "result": 1.0}
+        _produce(dashboard, [("out", f"{m}.vaPower_C11", {**power, "thing": m})
+                             for m in ("M0300", "M0301")])  # fmt: skip
+        page.wait_for_function("window.statestreamDashboard.pointCount('M0300', '0.result') > 0")
+        assert page.locator("section.thing").count() == 1  # that machine only
+    finally:
+        page.close()
