@@ -130,5 +130,55 @@ def _kilobytes(size: int | None) -> str:
     return "–" if size is None else f"{size / 1000:,.0f} kB"
 
 
+@run_app.command("geo")
+def geo(
+    ctx: typer.Context,
+    available_now: AvailableNow = False,
+    max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
+    starting: Annotated[
+        StartingOffsets,
+        typer.Option("--from", help="Where a new query starts reading input.vehicle.positions."),
+    ] = StartingOffsets.earliest,
+    checkpoint: Annotated[
+        Path | None,
+        typer.Option(
+            "--checkpoint", help="Checkpoint folder (default: geo in the checkpoint root)."
+        ),
+    ] = None,
+    pause_after_commit: PauseAfterCommit = 0.0,
+) -> None:
+    """Vehicle positions → H3 cells in tumbling event-time windows, exactly once.
+
+    Reads input.vehicle.positions, places each position with a GPS fix in its H3 cell
+    (geo.resolution) and aggregates per cell and window (geo.window_s): distinct vehicles,
+    positions, mean speed and delay. Early results on every batch that changes a window, the
+    final one when the watermark (newest event time − geo.disorder_s) passes the window's end,
+    again final for each late update within geo.allowed_lateness_s; later positions go to the
+    late topic, undecodable ones to the dead-letter topic. Results go to analytics.vehicle.cells.
+    The other queries of the vehicle use case (`jobs.geo_queries`) run alongside, in the same
+    Spark application. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
+    """
+    from statestream.jobs.geo_job import GeoJobOptions
+    from statestream.jobs.geo_queries import start_vehicle_queries
+    from statestream.jobs.session import spark_session
+
+    settings = settings_from(ctx)
+    options = GeoJobOptions(
+        available_now=available_now,
+        max_offsets_per_trigger=max_offsets_per_trigger,
+        starting_offsets=starting.value,
+        checkpoint=checkpoint,
+        pause_after_commit_s=pause_after_commit,
+    )
+    spark = spark_session(settings, app_name="statestream-geo")
+    try:
+        started = start_vehicle_queries(spark, settings, options)
+        names = ", ".join(query.name for query, _ in started)
+        console.print(f"queries [bold]{names}[/] started; Ctrl-C stops them")
+        watch([Watched(query, line) for query, line in started])
+    finally:
+        spark.stop()
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(run_app, name="run")

@@ -1,0 +1,57 @@
+"""The queries of the vehicle use case that `statestream run geo` starts in one Spark application.
+
+`VEHICLE_QUERIES` lists them: each entry starts one query on a SparkSession and returns it with
+the function that turns one batch's progress into its printed line. The geo cells always run;
+every query keeps its own name and checkpoint folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from statestream.config import Settings
+from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, start_geo_query
+
+ProgressLine = Callable[[dict], str]
+QueryStarter = Callable[
+    [SparkSession, Settings, GeoJobOptions], tuple[StreamingQuery, ProgressLine]
+]
+
+
+def geo_metrics_line(m: dict) -> str:
+    """The printed line of one batch of the geo query."""
+    lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
+    return (
+        f"batch {m['batch']}: {m['records_in']:,} in, {m['positions']:,} placed, "
+        f"{m['no_fix']:,} without fix, {m['cell_results']:,} cell results, late {m['late']:,}, "
+        f"malformed {m['malformed']:,}, {m['state_windows']:,} open windows, "
+        f"{m['duration_s']:.2f} s, event-time lag {lag}"
+    )
+
+
+def _geo(
+    spark: SparkSession, settings: Settings, options: GeoJobOptions
+) -> tuple[StreamingQuery, ProgressLine]:
+    query = start_geo_query(spark, settings, options)
+    return query, lambda progress: geo_metrics_line(batch_metrics(progress))
+
+
+VEHICLE_QUERIES: list[QueryStarter] = [_geo]
+
+
+def start_vehicle_queries(
+    spark: SparkSession, settings: Settings, options: GeoJobOptions
+) -> list[tuple[StreamingQuery, ProgressLine]]:
+    """Start every query of `VEHICLE_QUERIES`; if one fails to start, stop those started."""
+    started: list[tuple[StreamingQuery, ProgressLine]] = []
+    try:
+        for start in VEHICLE_QUERIES:
+            started.append(start(spark, settings, options))
+    except BaseException:
+        for query, _ in started:
+            query.stop()
+        raise
+    return started
