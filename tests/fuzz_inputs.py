@@ -124,6 +124,54 @@ def hostile(template: dict[str, Any]) -> st.SearchStrategy[bytes]:
     )
 
 
+VP_EVENT: dict[str, Any] = {
+    "desi": "52", "dir": "1", "oper": 22, "veh": 1234, "tst": "2026-11-25T06:15:30.123Z",
+    "tsi": 1795587330, "spd": 8.3, "hdg": 120, "lat": 60.171, "long": 24.9414, "acc": 0.2,
+    "dl": -5, "odo": 1234, "drst": 0, "oday": "2026-11-25", "jrn": 101, "line": 52,
+    "start": "08:15", "loc": "GPS", "stop": None, "route": "1052", "occu": 0,
+}  # fmt: skip
+"""An HFP VP event's details, as HSL sends them."""
+VP_TOPIC = "/hfp/v2/journey/ongoing/vp/bus/0022/01234/1052/1/Kamppi/08:15/1130446/2/60;24/19/74/11"
+
+
+def hostile_vp() -> st.SearchStrategy[bytes]:
+    """One hostile HFP payload: hostile as a whole, or `{"VP": <hostile details>}`, or another
+    HFP event type."""
+
+    def wrapped(details: bytes) -> bytes:
+        return b'{"VP": ' + details + b"}"
+
+    return st.one_of(
+        hostile({"VP": VP_EVENT}),
+        _mutated(VP_EVENT).map(wrapped),
+        _special(VP_EVENT).map(wrapped),
+        st.sampled_from(["DOO", "DOC", "ARS", "vp", ""]).map(
+            lambda name: json.dumps({name: VP_EVENT}).encode()
+        ),
+        st.just(json.dumps({"VP": {**VP_EVENT, "lat": None, "long": None}}).encode()),
+    )
+
+
+def hfp_topics() -> st.SearchStrategy[str]:
+    """One HFP topic: HSL's, one with a level changed, cut or added, or any text."""
+    levels = VP_TOPIC.split("/")
+
+    @st.composite
+    def changed(draw: st.DrawFn) -> str:
+        index = draw(st.integers(0, len(levels) - 1))
+        new = list(levels)
+        new[index] = draw(st.text(max_size=8).filter(lambda t: "#" not in t and "+" not in t))
+        return "/".join(new)
+
+    return st.one_of(
+        st.just(VP_TOPIC),
+        changed(),
+        st.integers(1, len(levels)).map(lambda n: "/".join(levels[:n])),
+        st.just(VP_TOPIC + "/extra/"),
+        st.text(max_size=40),
+    )
+
+
 def check_dead_letter(record: dict[str, Any], stage: str, extra: tuple[str, ...] = ()) -> None:
     """Assert `record` has the one dead-letter shape of `stage` with a non-empty reason."""
     assert stage in STAGES

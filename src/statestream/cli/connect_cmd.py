@@ -1,4 +1,5 @@
-"""`statestream connect mqtt | file`: stream connectors that put machine rows on Kafka."""
+"""`statestream connect mqtt | file`: stream connectors that put machine rows and vehicle
+positions on Kafka."""
 
 from __future__ import annotations
 
@@ -18,12 +19,15 @@ from statestream.ingest import (
     MachineRowProcessor,
     MqttConnector,
     ReplayConnector,
+    connector_pipeline,
     file_lines,
     machine_data_pipeline,
 )
+from statestream.ingest.hfp import VehiclePositionProcessor
 
 connect_app = typer.Typer(
-    help="Stream connectors: receive machine rows from a source, write records to Kafka.",
+    help="Stream connectors: receive machine rows and vehicle positions from a source, write "
+    "records to Kafka.",
     no_args_is_help=True,
 )
 
@@ -32,7 +36,10 @@ connect_app = typer.Typer(
 def connect_mqtt(
     ctx: typer.Context,
     topic: Annotated[
-        str | None, typer.Option("--topic", help="MQTT topic filter (default: mqtt.topic).")
+        str | None,
+        typer.Option(
+            "--topic", help="MQTT topic filter of the machine rows (default: mqtt.topic)."
+        ),
     ] = None,
     client_id: Annotated[
         str | None,
@@ -42,31 +49,45 @@ def connect_mqtt(
         float, typer.Option("--report-every", min=0, help="Seconds between figure lines (0: off).")
     ] = 10.0,
 ) -> None:
-    """Subscribe to machine/states (QoS 1, persistent session) and write each row's records to
-    machine.data until Ctrl-C or SIGTERM.
+    """Subscribe to the topic filters of ingest.processors (QoS 1, persistent session) and write
+    each message's records to Kafka until Ctrl-C or SIGTERM.
 
-    Each message is acknowledged to the broker only once Kafka confirmed all its records, so
-    a crash or kill means redelivery, never loss. Bad messages (bad JSON, no Thing or Timestamp,
+    The processor of a message is chosen by its MQTT topic: by default machine rows on
+    mqtt.topic (machine/states) become records on machine.data, HSL HFP vehicle positions on
+    /hfp/v2/journey/ongoing/vp/# records on input.vehicle.positions.
+
+    Each message is acknowledged to the broker only once Kafka confirmed all its records, so a
+    crash or kill means redelivery, never loss. Bad messages (bad JSON, no Thing or Timestamp,
     a value that is no number, a time that cannot be one, oversize) go to the dead-letter topic
-    with the raw payload, the source topic and the reason. The Kafka value is plain record JSON
-    or the event envelope, as `ingest.envelope` says.
+    with the raw payload, the source topic and the reason; so do vehicle messages that are
+    no HFP VP event, have a topic that does not parse, no time, no vehicle or coordinates out of
+    range. The Kafka value is plain record JSON or the event envelope, as `ingest.envelope` says.
     """
     settings = settings_from(ctx)
-    pipeline = machine_data_pipeline(settings)
+    if topic is not None:
+        settings = settings.model_copy(
+            update={"mqtt": settings.mqtt.model_copy(update={"topic": topic})}
+        )
+    pipeline = connector_pipeline(settings)
     stop = _stop_on_signals()
 
     def on_subscribed(session_present: bool) -> None:
         resumed = "session resumed" if session_present else "new session"
+        routes = ", ".join(
+            f"[bold]{route.topic_filter}[/] → [bold]{route.topic}[/] ({route.kind})"
+            for route in pipeline.routes.routes
+        )
         err_console.print(
-            f"subscribed to [bold]{connector.topic}[/] at {settings.mqtt.host}:"
-            f"{settings.mqtt.port} as {connector.client_id} ({resumed}); writing to "
-            f"[bold]{pipeline.topics.records}[/] (envelope: {settings.ingest.envelope}), "
-            f"dead letters to {pipeline.topics.dead_letter}",
+            f"subscribed to {len(pipeline.topic_filters)} topic filters at "
+            f"{settings.mqtt.host}:{settings.mqtt.port} as {connector.client_id} ({resumed}); "
+            f"{routes}; envelope: {settings.ingest.envelope}, dead letters to "
+            f"{pipeline.dead_letter_topic}",
             highlight=False,
+            soft_wrap=True,
         )
 
     connector = MqttConnector(
-        settings, topic=topic, client_id=client_id, on_subscribed=on_subscribed
+        settings, topics=pipeline.topic_filters, client_id=client_id, on_subscribed=on_subscribed
     )
     reporter = _Reporter(pipeline.counts, report_every, stop)
     reporter.start()
@@ -116,9 +137,11 @@ def _summary(pipeline: IngestPipeline, seconds: float, reconnects: int) -> str:
         f"{counts.records:,} records, {counts.dead_letters:,} dead letters"
         f"{f' ({rejected})' if rejected else ''} in {seconds:.1f} s ({rate:,.0f} events/s)"
     )
-    processor = pipeline.processor
-    if isinstance(processor, MachineRowProcessor) and processor.normalised_times:
-        line += f"; {processor.normalised_times:,} Timestamps normalised to ms"
+    for processor in pipeline.processors:
+        if isinstance(processor, MachineRowProcessor) and processor.normalised_times:
+            line += f"; {processor.normalised_times:,} Timestamps normalised to ms"
+        if isinstance(processor, VehiclePositionProcessor) and processor.without_fix:
+            line += f"; {processor.without_fix:,} vehicle positions without a GPS fix"
     return line + (f"; {reconnects} reconnects" if reconnects else "")
 
 

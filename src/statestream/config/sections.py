@@ -294,6 +294,12 @@ class IngestSettings(_Section):
     publish_window: int = Field(
         1000, ge=1, le=65535, description="QoS 1/2 messages the simulator has unacknowledged"
     )
+    processors: dict[str, Literal["machine", "vehicles"]] | None = Field(
+        None,
+        description="MQTT topic filter → processor of `connect mqtt` (machine, vehicles); the "
+        "connector subscribes to every filter. Default: mqtt.topic → machine, "
+        "/hfp/v2/journey/ongoing/vp/# → vehicles",
+    )
 
 
 class JoinSpecSettings(_Section):

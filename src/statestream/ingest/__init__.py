@@ -34,9 +34,10 @@ from statestream.ingest.mqtt_connector import MqttConnector
 from statestream.ingest.pipeline import (
     IngestCounts,
     IngestPipeline,
-    PipelineTopics,
+    connector_pipeline,
     dead_letter_value,
     machine_data_pipeline,
+    routes_pipeline,
 )
 from statestream.ingest.replay import ReplayConnector, file_lines
 from statestream.ingest.simulate import SimulationResult, run_simulation
@@ -58,7 +59,6 @@ __all__ = [
     "MachineRowProcessor",
     "MqttConnector",
     "Pacer",
-    "PipelineTopics",
     "PlainJsonCodec",
     "Processor",
     "ProtobufEnvelopeCodec",
@@ -68,9 +68,11 @@ __all__ = [
     "SimulationPlan",
     "SimulationResult",
     "codec_for",
+    "connector_pipeline",
     "dead_letter_value",
     "event_descriptor_set",
     "file_lines",
     "machine_data_pipeline",
+    "routes_pipeline",
     "run_simulation",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from statestream.bad_input import now_ms
 from statestream.config import Settings
@@ -31,7 +31,8 @@ MAX_BACKOFF_S = 30.0
 
 
 class MqttConnector(Connector):
-    """Subscribes to `topic` (default: settings.mqtt.topic) and feeds every message to a pipeline.
+    """Subscribes to `topics` (topic filters; default: settings.mqtt.topic) and feeds every
+    message to a pipeline, whose routes pick the processor by topic.
 
     `on_subscribed(session_present)` is called after each (re)subscription.
     """
@@ -41,11 +42,12 @@ class MqttConnector(Connector):
         settings: Settings,
         *,
         topic: str | None = None,
+        topics: Sequence[str] = (),
         client_id: str | None = None,
         on_subscribed: Callable[[bool], None] | None = None,
     ) -> None:
         self.settings = settings
-        self.topic = topic or settings.mqtt.topic
+        self.topics = list(topics) or [topic or settings.mqtt.topic]
         self.client_id = client_id or settings.ingest.client_id
         self.on_subscribed = on_subscribed
         self.reconnects = 0
@@ -88,10 +90,16 @@ class MqttConnector(Connector):
             keepalive_s=self.settings.ingest.keepalive_s,
         )
         session_present = connection.connect()
-        connection.subscribe(self.topic, SUBSCRIPTION_QOS)
+        for topic in self.topics:
+            connection.subscribe(topic, SUBSCRIPTION_QOS)
         if self.on_subscribed is not None:
             self.on_subscribed(session_present)
         return connection
+
+    @property
+    def topic(self) -> str:
+        """The topic filters subscribed to, as one text."""
+        return ", ".join(self.topics)
 
     def _receive(
         self, connection: MqttConnection, pipeline: IngestPipeline, stop: threading.Event

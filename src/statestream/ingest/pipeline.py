@@ -1,16 +1,20 @@
-"""From raw event to Kafka: check the size, run the processor, encode, produce, track delivery.
+"""From raw event to Kafka: check the size, pick the route, run its processor, encode, produce,
+track delivery.
 
-Every event ends in Kafka: as its records on the data topic, or as one dead-letter record (raw
-payload, source, reason; `statestream.bad_input`) when it is too large or the processor rejects
-it. `poll` returns the events that are completely in Kafka, in the order they were submitted, so
-a connector can acknowledge them to its source in receipt order.
+A pipeline has one route per use case (`routes`: MQTT topic filter → processor, Kafka topic,
+encoding); an event goes to the first route whose filter matches its source topic, or, with a
+single route, to that one. Every event ends in Kafka: as its records on its route's topic, or as
+one dead-letter record (raw payload, source, reason; `statestream.bad_input`) when it is too
+large, no route takes it or the processor rejects it. `poll` returns the events that are
+completely in Kafka, in the order they were submitted, so a connector can acknowledge them to its
+source in receipt order.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, Message
 
@@ -18,9 +22,11 @@ from statestream.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import EventRejected, Processor, RawEvent
-from statestream.ingest.envelope import RecordCodec, codec_for
 from statestream.ingest.kafka_sink import KafkaRecordSink
-from statestream.ingest.machine_data import MachineRowProcessor
+from statestream.ingest.routes import Route, RouteTable, machine_route, settings_routes
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 @dataclass
@@ -54,31 +60,25 @@ class _PendingEvent:
             self.remaining -= 1
 
 
-@dataclass(frozen=True)
-class PipelineTopics:
-    """Where records and rejected events go."""
-
-    records: str
-    dead_letter: str
-
-
 class IngestPipeline:
-    """One processor, one codec and one Kafka sink, shared by whatever connector feeds it."""
+    """Routes (processor, topic, encoding) and one Kafka sink, shared by whatever connector
+    feeds it."""
 
     def __init__(
         self,
-        processor: Processor,
+        routes: Sequence[Route],
         sink: KafkaRecordSink,
-        codec: RecordCodec,
-        topics: PipelineTopics,
+        dead_letter_topic: str,
         *,
         max_payload_bytes: int,
         dead_letter_raw_bytes: int,
     ) -> None:
-        self.processor = processor
+        if not routes:
+            raise ValueError("a pipeline needs at least one route")
+        self.routes = RouteTable(routes)
+        self._single_route = routes[0] if len(routes) == 1 else None
         self.sink = sink
-        self.codec = codec
-        self.topics = topics
+        self.dead_letter_topic = dead_letter_topic
         self.max_payload_bytes = max_payload_bytes
         self.dead_letter_raw_bytes = dead_letter_raw_bytes
         self.counts = IngestCounts()
@@ -96,19 +96,32 @@ class IngestPipeline:
                     f"payload of {len(event.payload):,} bytes exceeds the limit of "
                     f"{self.max_payload_bytes:,} bytes",
                 )
-            records = self.processor.process(event)
+            route = self._single_route or self._route_of(event.source)
+            records = route.processor.process(event)
         except EventRejected as rejected:
             self._dead_letter(event, rejected, token)
             return
         pending = _PendingEvent(token, len(records))
         self._pending.append(pending)
-        encode, received = self.codec.encode, event.received_ms
         self.sink.produce_all(
-            self.topics.records,
-            [(_key_bytes(r.thing, r.quantity), encode(r, received)) for r in records],
-            pending.delivered,
+            route.topic, route.encode(records, event.received_ms), pending.delivered
         )
         counts.records += len(records)
+
+    @property
+    def processors(self) -> list[Processor]:
+        """The processor of each route, in route order."""
+        return [route.processor for route in self.routes.routes]
+
+    @property
+    def record_topics(self) -> list[str]:
+        """The Kafka topic of each route, in route order."""
+        return [route.topic for route in self.routes.routes]
+
+    @property
+    def topic_filters(self) -> list[str]:
+        """The MQTT topic filter of each route: what a connector subscribes to."""
+        return [route.topic_filter for route in self.routes.routes]
 
     def poll(self, timeout_s: float = 0.0) -> list[object]:
         """Tokens of the events now completely in Kafka, oldest first.
@@ -146,18 +159,18 @@ class IngestPipeline:
             )
         return done
 
+    def _route_of(self, source: str) -> Route:
+        route = self.routes.route_of(source)
+        if route is None:
+            raise EventRejected("unrouted", f"no processor for MQTT topic {source!r}")
+        return route
+
     def _dead_letter(self, event: RawEvent, rejected: EventRejected, token: object) -> None:
         self.counts.rejected[rejected.kind] += 1
         pending = _PendingEvent(token, 1)
         self._pending.append(pending)
         value = dead_letter_value(event, rejected, self.dead_letter_raw_bytes)
-        self.sink.produce(self.topics.dead_letter, event.source.encode(), value, pending.delivered)
-
-
-@lru_cache(maxsize=65_536)
-def _key_bytes(thing: str, quantity: str) -> bytes:
-    """The Kafka key `thing.quantity` of a record (cached: the same series come again)."""
-    return f"{thing}.{quantity}".encode()
+        self.sink.produce(self.dead_letter_topic, event.source.encode(), value, pending.delivered)
 
 
 def dead_letter_value(event: RawEvent, rejected: EventRejected, raw_limit: int) -> bytes:
@@ -183,25 +196,37 @@ def machine_data_pipeline(
     *,
     records_topic: str | None = None,
     dead_letter_topic: str | None = None,
-    processor: Processor | None = None,
 ) -> IngestPipeline:
-    """The pipeline of the settings: machine rows → records on machine.data, envelope as set.
+    """The machine pipeline: machine rows on mqtt.topic → records on machine.data (or
+    `records_topic`), envelope as set.
+
+    `ServiceError` when a topic does not exist (it is not created implicitly with other configs).
+    """
+    route = machine_route(settings, settings.mqtt.topic, records_topic)
+    return routes_pipeline(settings, [route], dead_letter_topic=dead_letter_topic)
+
+
+def connector_pipeline(settings: Settings) -> IngestPipeline:
+    """The pipeline of `connect mqtt`: one route per entry of `ingest.processors`."""
+    return routes_pipeline(settings, settings_routes(settings))
+
+
+def routes_pipeline(
+    settings: Settings, routes: Sequence[Route], *, dead_letter_topic: str | None = None
+) -> IngestPipeline:
+    """A pipeline of `routes` with the settings' Kafka producer, limits and dead-letter topic.
 
     `ServiceError` when a topic does not exist (it is not created implicitly with other configs).
     """
     ingest = settings.ingest
-    topics = PipelineTopics(
-        records_topic or settings.topics.machine_data,
-        dead_letter_topic or settings.topics.dead_letter,
-    )
+    dead_letters = dead_letter_topic or settings.topics.dead_letter
     sink = KafkaRecordSink(settings, linger_ms=ingest.linger_ms, compression=ingest.compression)
-    for topic in (topics.records, topics.dead_letter):
+    for topic in dict.fromkeys([*(route.topic for route in routes), dead_letters]):
         sink.partitions(topic)
     return IngestPipeline(
-        processor or MachineRowProcessor(),
+        routes,
         sink,
-        codec_for(ingest.envelope),
-        topics,
+        dead_letters,
         max_payload_bytes=ingest.max_payload_bytes,
         dead_letter_raw_bytes=ingest.dead_letter_raw_bytes,
     )

@@ -65,7 +65,7 @@ def run_simulation(
         payloads = _CountingIterator(pacer.paced(plan.payloads()), stop)
         pipeline = machine_data_pipeline(settings, records_topic=topic)
         ReplayConnector(payloads, "simulator", on_progress).run(pipeline, stop)
-        destination, counts = pipeline.topics.records, pipeline.counts
+        destination, counts = pipeline.record_topics[0], pipeline.counts
     else:
         payloads = _CountingIterator(plan.payloads(), stop)
         destination, counts = topic or settings.mqtt.topic, None
