@@ -52,6 +52,14 @@ def simulate(
         bool,
         typer.Option("--retime", help="Shift event times so the replay starts now."),
     ] = False,
+    follow_clock: Annotated[
+        bool,
+        typer.Option(
+            "--follow-clock",
+            help="Stamp each row with the time it is sent: event time stays at now whatever "
+            "--rate is (--retime alone runs ahead when rows are sent faster than recorded).",
+        ),
+    ] = False,
     loop: Annotated[
         str,
         typer.Option(
@@ -83,6 +91,7 @@ def simulate(
         lines=list(file_lines(file)),
         order=order.value,
         retime=retime,
+        follow_clock=follow_clock,
         loops=_loops(loop),
         things=things,
     )
