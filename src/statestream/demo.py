@@ -2,7 +2,10 @@
 
 Four processes, each the statestream command a user would run by hand, with the same settings:
 the dashboard, the MQTT connector, the Spark pipeline (join, statistics, InfluxDB sink in one
-application) and the simulator replaying the sample in real time, re-timed to now. Each writes
+application) and the simulator replaying the sample with event times that follow the clock
+(`retime`, the default: each row is stamped with the time it is sent, so the "live" charts show
+now; without it the sample's times are shifted to start now and, sent faster than they were
+recorded, run ahead of the clock). Each writes
 its output to `<data_dir>/logs/demo-<part>.log`. Stopping (Ctrl-C, SIGTERM or SIGHUP) goes front
 to back: the simulator first, so that what it sent still flows through, then the connector, the
 pipeline and the dashboard, each with SIGINT and time to finish cleanly. A demo killed with -9
@@ -36,8 +39,9 @@ _PR_SET_PDEATHSIG = 1
 
 @dataclass(frozen=True)
 class DemoOptions:
-    rate: float = 20.0  # rows/s of the simulator, all machines together
+    rate: float | None = None  # rows/s of the simulator, all machines; None: `demo_rate`
     things: int = 6  # machines the simulator clones the sample into
+    retime: bool = True  # event times follow the clock (simulate --follow-clock)
 
 
 @dataclass
@@ -114,20 +118,21 @@ def demo_parts(settings: Settings, options: DemoOptions) -> list[DemoPart]:
 
     The pipeline keeps its checkpoints apart (`demo_checkpoints`) and reads from the topics' ends:
     the simulator's event times start at the demo's start, so a new demo must not continue the
-    state of an earlier one, whose machines' event times have run ahead of the clock (the
-    sample's rows are replayed faster than they were recorded) and would make the new records
-    late.
+    state of an earlier one, whose event times may be ahead of this one's (a demo without
+    `retime` runs ahead of the clock) and would make the new records late.
     """
+    rate = options.rate or demo_rate(settings, options.things)
+    simulator = [
+        "simulate", "--to", "mqtt", "--rate", f"{rate:g}", "--order", "time",
+        "--retime", "--loop", "forever", "--things", str(options.things),
+    ]  # fmt: skip
     logs = settings.paths.log_dir
     commands = {
         "dashboard": ["dashboard"],
         "connector": ["connect", "mqtt"],
         "pipeline": ["run", "pipeline", "--from", "latest"],
-        "simulator": [
-            "simulate", "--to", "mqtt", "--rate", f"{options.rate:g}", "--order", "time",
-            "--retime", "--loop", "forever", "--things", str(options.things),
-        ],
-    }  # fmt: skip
+        "simulator": [*simulator, "--follow-clock"] if options.retime else simulator,
+    }
     environments = {
         "pipeline": {"STATESTREAM_SPARK__CHECKPOINT_ROOT": str(demo_checkpoints(settings))}
     }
@@ -135,6 +140,16 @@ def demo_parts(settings: Settings, options: DemoOptions) -> list[DemoPart]:
         DemoPart(name, args, logs / f"demo-{name}.log", environments.get(name, {}))
         for name, args in commands.items()
     ]
+
+
+def demo_rate(settings: Settings, things: int) -> float:
+    """The simulator's default rate: one row per machine and sampling interval.
+
+    The statistics count each power record as `stats.sampling_interval_s` (1 s) of operation;
+    with event times that follow the clock, a machine sending more rows a second would spend more
+    seconds in a window than the window has (a duty cycle above 100 %).
+    """
+    return things / settings.stats.sampling_interval_s
 
 
 def demo_checkpoints(settings: Settings) -> Path:

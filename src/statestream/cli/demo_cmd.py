@@ -19,17 +19,32 @@ REPORT_EVERY_S = 15.0
 def demo(
     ctx: typer.Context,
     rate: Annotated[
-        float, typer.Option("--rate", min=0.1, help="Rows/s the simulator sends, all machines.")
-    ] = 20.0,
+        float | None,
+        typer.Option(
+            "--rate",
+            min=0.1,
+            help="Rows/s the simulator sends, all machines (default: one row per machine and "
+            "stats.sampling_interval_s, the time the statistics count for each record).",
+        ),
+    ] = None,
     things: Annotated[
         int, typer.Option("--things", min=1, help="Machines the sample is cloned into.")
     ] = 6,
+    retime: Annotated[
+        bool,
+        typer.Option(
+            "--retime/--no-retime",
+            help="Event times follow the clock: each row is stamped with the time it is sent, "
+            "so the live charts show now. --no-retime shifts the sample's own times to start "
+            "now; sent at --rate, faster than recorded, they run ahead of the clock.",
+        ),
+    ] = True,
 ) -> None:
     """Run the whole pipeline on the local services and show it live in the browser.
 
     Starts the services and topics if needed, then the dashboard, the MQTT connector, the Spark
     pipeline (join, statistics and InfluxDB sink in one application) and the simulator, which
-    replays the sample's machines in real time with event times from now on. Prints the
+    replays the sample's machines with event times that follow the clock (--retime). Prints the
     dashboard's address and, every few seconds, what the queries have done. Ctrl-C, SIGTERM or
     SIGHUP stops everything cleanly, front to back; if the demo itself is killed with -9, its
     parts stop themselves. Each part logs to `<data_dir>/logs/demo-<part>.log`.
@@ -42,7 +57,7 @@ def demo(
     settings = ensure_local_secrets(settings_from(ctx))
     start_services(settings)
     create_topics(settings)
-    runner = Demo(settings, DemoOptions(rate=rate, things=things))
+    runner = Demo(settings, DemoOptions(rate=rate, things=things, retime=retime))
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
     _stop_on(signal.SIGTERM, signal.SIGHUP)
     try:

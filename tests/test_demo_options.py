@@ -1,0 +1,27 @@
+"""What `statestream demo` starts, by its options (no process is started)."""
+
+from __future__ import annotations
+
+from statestream.config import Settings
+from statestream.demo import DemoOptions, demo_parts
+
+
+def _simulator(options: DemoOptions) -> list[str]:
+    (part,) = [p for p in demo_parts(Settings(), options) if p.name == "simulator"]
+    return part.args
+
+
+def _option(args: list[str], name: str) -> str:
+    return args[args.index(name) + 1]
+
+
+def test_by_default_event_times_follow_the_clock_one_row_per_machine_a_second() -> None:
+    args = _simulator(DemoOptions(things=6))
+    assert "--follow-clock" in args
+    assert (_option(args, "--rate"), _option(args, "--things")) == ("6", "6")
+
+
+def test_no_retime_replays_the_sample_shifted_to_start_now_at_the_rate_given() -> None:
+    args = _simulator(DemoOptions(rate=50, things=3, retime=False))
+    assert "--follow-clock" not in args and "--retime" in args
+    assert _option(args, "--rate") == "50"
