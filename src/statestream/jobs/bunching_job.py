@@ -1,0 +1,148 @@
+"""The bunching query: two vehicles of a line close together for a while → one alert, exactly once.
+
+input.vehicle.positions (Kafka, read_committed) → decode (`mapInPandas`, the envelope's codec:
+`jobs.vehicle_decoding`) → group by line (`route/direction`) → `VehicleBunchingProcessor`
+(transformWithStateInPandas, the line's state in RocksDB) → alerts on
+`analytics.vehicle.alerts` (key `route/direction`) and dead letters, written by the tasks, each
+partition of a micro-batch in one Kafka transaction of its own (`jobs.kafka_output`), exactly
+once. What counts as bunched, when an episode ends and why the alerts do not depend on the
+micro-batches: `statestream.geo.bunching`.
+
+`statestream run geo` starts it beside the cells query (`cli._bunching.bunching_query`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQuery
+
+from statestream.config import Settings
+from statestream.geo.bunching import BunchingSpec
+from statestream.jobs.bunching_processor import (
+    OUTPUT_SCHEMA,
+    REJECTS_LINE,
+    BunchingTopics,
+    VehicleBunchingProcessor,
+)
+from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
+from statestream.jobs.status import batch_figures
+from statestream.jobs.vehicle_decoding import decode_vehicle_rows
+
+QUERY_NAME = "bunching"
+METRICS_NAME = "bunching_metrics"
+DECODED_SCHEMA = (
+    "line string, vehicle string, mode string, route string, direction int, t double, "
+    "lat double, long double, partition int, offset long, reason string, raw binary"
+)
+_DECODED_COLUMNS = [column.split()[0] for column in DECODED_SCHEMA.split(",")]
+
+
+@dataclass(frozen=True)
+class BunchingJobOptions:
+    """How one run of the bunching query reads and where it keeps its checkpoint.
+
+    Unset fields come from the settings (section `geo`): the bunching definitions, the trigger
+    interval and max offsets per trigger.
+    """
+
+    available_now: bool = False
+    max_offsets_per_trigger: int | None = None
+    starting_offsets: str = "earliest"
+    checkpoint: Path | None = None
+    query_name: str = QUERY_NAME
+    spec: BunchingSpec | None = None
+
+
+def bunching_spec(settings: Settings) -> BunchingSpec:
+    """The bunching definitions of the settings, times in ms."""
+    geo = settings.geo
+    return BunchingSpec(
+        distance_m=geo.bunching_m,
+        duration_ms=geo.bunching_s * 1000.0,
+        max_skew_ms=geo.bunching_max_skew_s * 1000.0,
+    )
+
+
+def vehicle_alerts(
+    spark: SparkSession, settings: Settings, options: BunchingJobOptions
+) -> DataFrame:
+    """Output rows of the processor, with the batch metrics observed under `bunching_metrics`."""
+    topics = settings.topics
+    processor = VehicleBunchingProcessor(
+        options.spec or bunching_spec(settings),
+        BunchingTopics(topics.vehicle_alerts, topics.dead_letter, topics.vehicle_positions),
+    )
+    reader = (
+        spark.readStream.format("kafka")
+        .options(**settings.kafka.spark_options())
+        .option("subscribe", topics.vehicle_positions)
+        .option("startingOffsets", options.starting_offsets)
+        .option("kafka.isolation.level", "read_committed")
+    )
+    max_offsets = options.max_offsets_per_trigger or settings.geo.max_offsets_per_trigger
+    if max_offsets:
+        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
+    rows = reader.load().select(
+        F.col("key").cast("string").alias("key"), "value", "partition", "offset"
+    )
+    positions = rows.mapInPandas(_decoder(settings.ingest.envelope), DECODED_SCHEMA)
+    output = positions.groupBy("line").transformWithStateInPandas(
+        statefulProcessor=processor,
+        outputStructType=OUTPUT_SCHEMA,
+        outputMode="Update",
+        timeMode="None",
+    )
+    return output.observe(
+        METRICS_NAME,
+        F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
+        packed_count(F.col("kind") == "alert").alias("alerts"),
+        F.coalesce(F.sum("no_fix"), F.lit(0)).alias("no_fix"),
+        F.coalesce(F.sum("stale"), F.lit(0)).alias("stale"),
+        F.coalesce(F.sum("malformed"), F.lit(0)).alias("malformed"),
+        F.coalesce(F.sum("vehicles"), F.lit(0)).alias("state_vehicles"),
+        F.coalesce(F.sum("episodes"), F.lit(0)).alias("state_episodes"),
+        F.max("max_event_time").alias("max_event_time_ms"),
+    )
+
+
+def start_bunching_query(
+    spark: SparkSession, settings: Settings, options: BunchingJobOptions
+) -> StreamingQuery:
+    """Start the bunching query; its tasks write each micro-batch to Kafka, exactly once."""
+    run = QueryRun(
+        name=options.query_name,
+        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
+        interval_s=settings.geo.trigger_interval_s,
+        available_now=options.available_now,
+    )
+    return start_query(vehicle_alerts(spark, settings, options), settings, run)
+
+
+def batch_metrics(progress: dict) -> dict[str, float | int | None]:
+    """The figures of one batch of the bunching query, from its progress report.
+
+    Records in, alerts out, positions without a fix, stale and malformed ones, vehicles and
+    open episodes held by the lines it touched, batch duration and event-time lag.
+    """
+    counters = ("alerts", "no_fix", "stale", "malformed", "state_vehicles", "state_episodes")
+    return batch_figures(progress, METRICS_NAME, counters)
+
+
+def _decoder(envelope: str):
+    """The `mapInPandas` function: Kafka rows → decoded positions, rejects under line ""."""
+
+    def decode(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for rows in batches:
+            positions, rejects = decode_vehicle_rows(rows, envelope)
+            rejects = rejects.assign(line=REJECTS_LINE)
+            both = pd.concat([positions, rejects], ignore_index=True)
+            both = both.reindex(columns=_DECODED_COLUMNS)
+            yield both.astype({"direction": "Int32", "partition": "int32", "offset": "int64"})
+
+    return decode
