@@ -1,4 +1,4 @@
-"""`statestream simulate`: replay real machine rows to MQTT (or straight to Kafka)."""
+"""`statestream simulate [machines]`: replay real machine rows to MQTT (or straight to Kafka)."""
 
 from __future__ import annotations
 
@@ -160,4 +160,7 @@ def _loops(text: str) -> int | None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("simulate")(simulate)
+    """`simulate` is a group: `machines` (this command, the default) and `vehicles`."""
+    from statestream.cli.simulate_vehicles_cmd import register_group
+
+    register_group(app, simulate)

@@ -71,9 +71,11 @@ def hfp_topic(
     long: float | None,
     *,
     geohash_level: int = 0,
+    geohash_parts: list[str] | None = None,
     root: str = "",
 ) -> str:
-    """The topic of a VP event, as HSL writes it (`root` is put before `/hfp`, for tests)."""
+    """The topic of a VP event, as HSL writes it (`root` is put before `/hfp`, for tests;
+    `geohash_parts`: the position's `geohash`, when already at hand)."""
     stop = next_stop if next_stop is not None else END_OF_LINE
     head = (
         f"{root}{TOPIC_PREFIX}/{mode}/{operator:04d}/{vehicle:05d}/{route}/{direction}/"
@@ -81,7 +83,7 @@ def hfp_topic(
     )
     if lat is None or long is None:
         return f"{head}//" + "/" * GEOHASH_DIGITS
-    return f"{head}/{geohash_level}/{'/'.join(geohash(lat, long))}"
+    return f"{head}/{geohash_level}/{'/'.join(geohash_parts or geohash(lat, long))}"
 
 
 def geohash(lat: float, long: float) -> list[str]:

@@ -1,8 +1,8 @@
 """The replay connector: raw events from a file (or any sequence of payloads), straight to Kafka.
 
-It is what `statestream ingest sample` and `statestream simulate --to kafka` use: the same
-processor and pipeline as the MQTT connector, without a broker in between. There is no source to
-acknowledge to; the run ends when Kafka has confirmed every record.
+It is what `statestream ingest sample` and `statestream simulate [vehicles] --to kafka` use: the
+same processors and pipeline as the MQTT connector, without a broker in between. There is no
+source to acknowledge to; the run ends when Kafka has confirmed every record.
 """
 
 from __future__ import annotations
@@ -33,6 +33,17 @@ class ReplayConnector(Connector):
         self.payloads = payloads
         self.source = source
         self.on_event = on_event  # called with the number of events handed over so far
+        self._messages: Iterable[tuple[str, bytes]] | None = None
+
+    @classmethod
+    def of_messages(
+        cls, messages: Iterable[tuple[str, bytes]], on_event: Callable[[int], None] | None = None
+    ) -> ReplayConnector:
+        """One raw event per (source, payload), e.g. simulated MQTT messages with their topics:
+        the pipeline routes each by its source as it routes MQTT messages by topic."""
+        connector = cls((), "messages", on_event)
+        connector._messages = messages
+        return connector
 
     @classmethod
     def from_file(
@@ -43,10 +54,12 @@ class ReplayConnector(Connector):
 
     def run(self, pipeline: IngestPipeline, stop: threading.Event) -> None:
         submitted, next_poll = 0, time.monotonic() + POLL_INTERVAL_S
-        for payload in self.payloads:
+        source = self.source
+        messages = self._messages or ((source, payload) for payload in self.payloads)
+        for source, payload in messages:
             if stop.is_set():
                 break
-            pipeline.submit(RawEvent(payload, self.source, now_ms()))
+            pipeline.submit(RawEvent(payload, source, now_ms()))
             submitted += 1
             if submitted % POLL_EVERY == 0 or time.monotonic() > next_poll:
                 next_poll = time.monotonic() + POLL_INTERVAL_S

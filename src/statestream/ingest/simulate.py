@@ -69,7 +69,7 @@ def run_simulation(
     else:
         payloads = _CountingIterator(plan.payloads(), stop)
         destination, counts = topic or settings.mqtt.topic, None
-        _publish(settings, destination, payloads, qos, pacer, on_progress)
+        publish_to_mqtt(settings, destination, payloads, qos, pacer, on_progress)
     return SimulationResult(
         target,
         destination,
@@ -80,14 +80,15 @@ def run_simulation(
     )
 
 
-def _publish(
+def publish_to_mqtt(
     settings: Settings,
-    topic: str,
-    payloads: Iterator[bytes],
+    topic: str | None,
+    payloads: Iterator[bytes] | Iterator[tuple[str, bytes]],
     qos: int,
     pacer: Pacer,
     on_progress: Callable[[int], None] | None,
 ) -> None:
+    """Publish `payloads` on `topic`, or, when `topic` is None, (topic, payload) messages."""
     connection = MqttConnection(
         settings.mqtt,
         f"statestream-simulator-{uuid.uuid4().hex[:8]}",
@@ -96,7 +97,10 @@ def _publish(
     )
     connection.connect()
     try:
-        publisher = MqttPublisher(connection, topic, qos=qos, window=settings.ingest.publish_window)
+        publisher = MqttPublisher(
+            connection, topic or "", qos=qos, window=settings.ingest.publish_window
+        )
+        send = publisher.publish if topic is not None else publisher.publish_to
         while True:
             take = min(BATCH, publisher.room, pacer.allowed(publisher.published))
             if take <= 0:
@@ -106,7 +110,7 @@ def _publish(
             batch = list(islice(payloads, take))
             if not batch:
                 break
-            publisher.publish(batch)
+            send(batch)  # type: ignore[arg-type]
             if on_progress is not None:
                 on_progress(publisher.published)
         publisher.drain()

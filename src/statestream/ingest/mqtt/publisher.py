@@ -5,6 +5,7 @@ in one system call. At QoS 2 each PUBREC is answered with PUBREL and the message
 
     publisher = MqttPublisher(connection, "machine/states", qos=1, window=1000)
     publisher.publish([b'{"Thing": …}', …])    # waits while the window is full
+    publisher.publish_to([("/hfp/v2/…", b'{"VP": …}'), …])  # each message on its own topic
     publisher.drain()                           # every message acknowledged
 """
 
@@ -41,11 +42,19 @@ class MqttPublisher:
 
     def publish(self, payloads: Sequence[bytes]) -> None:
         """Publish `payloads` in order, waiting for acknowledgements while the window is full."""
+        topic = self._topic
+        self._publish([(topic, payload) for payload in payloads])
+
+    def publish_to(self, messages: Sequence[tuple[str, bytes]]) -> None:
+        """Publish (topic, payload) messages in order, each on its own topic."""
+        self._publish([(wire.encoded_topic(topic), payload) for topic, payload in messages])
+
+    def _publish(self, messages: Sequence[tuple[bytes, bytes]]) -> None:
         start = 0
-        while start < len(payloads):
+        while start < len(messages):
             while self.room <= 0:
                 self._handle(self.connection.receive(WAIT_S))
-            batch = payloads[start : start + self.room]
+            batch = messages[start : start + self.room]
             self.connection.send(self._packets(batch))
             self.published += len(batch)
             start += len(batch)
@@ -67,12 +76,12 @@ class MqttPublisher:
                 )
             self._handle(self.connection.receive(WAIT_S))
 
-    def _packets(self, payloads: Sequence[bytes]) -> bytes:
-        qos, topic = self.qos, self._topic
+    def _packets(self, messages: Sequence[tuple[bytes, bytes]]) -> bytes:
+        qos = self.qos
         if not qos:
-            return b"".join(wire.publish_packet(topic, p, qos=0) for p in payloads)
+            return b"".join(wire.publish_packet(topic, p, qos=0) for topic, p in messages)
         packets = []
-        for payload in payloads:
+        for topic, payload in messages:
             packet_id = self._take_id()
             packets.append(wire.publish_packet(topic, payload, qos=qos, packet_id=packet_id))
         return b"".join(packets)

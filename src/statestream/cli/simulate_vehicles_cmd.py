@@ -1,0 +1,143 @@
+"""`statestream simulate vehicles`: simulated HSL buses and trams publishing HFP v2 positions.
+
+`simulate` is a group: `simulate machines` (the default: `statestream simulate [FILE] …` is
+`statestream simulate machines [FILE] …`) and `simulate vehicles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import click
+import typer
+from rich.progress import Progress, TextColumn, TimeElapsedColumn
+from typer.core import TyperGroup
+
+from statestream.cli._common import console, err_console, settings_from
+from statestream.cli.simulate_cmd import SimulationTarget
+from statestream.errors import InputError
+from statestream.ingest.simulate import SimulationResult
+from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
+
+
+def simulate_vehicles(
+    ctx: typer.Context,
+    vehicles: Annotated[
+        int, typer.Option("--vehicles", min=1, help="Buses and trams, spread over 36 routes.")
+    ] = 50,
+    rate: Annotated[
+        str,
+        typer.Option(
+            "--rate",
+            help="Messages per second, or max (default: one per vehicle per second, real time).",
+            metavar="MSGS_PER_S|max",
+        ),
+    ] = "live",
+    duration: Annotated[
+        float, typer.Option("--duration", min=1, help="Seconds of driving (event time).")
+    ] = 300.0,
+    seed: Annotated[int, typer.Option("--seed", help="The same seed sends the same messages.")] = 0,
+    to: Annotated[
+        SimulationTarget,
+        typer.Option(
+            "--to",
+            help="mqtt: publish on the HFP topics; kafka: straight through the vehicle processor "
+            "to input.vehicle.positions.",
+        ),
+    ] = SimulationTarget.mqtt,
+    qos: Annotated[int, typer.Option("--qos", min=0, max=2, help="MQTT QoS 0, 1 or 2.")] = 1,
+    topic_root: Annotated[
+        str,
+        typer.Option(
+            "--topic-root", help="Put before /hfp in every MQTT topic (a namespace of your own)."
+        ),
+    ] = "",
+) -> None:
+    """Simulate HSL vehicles: buses and trams drive 36 Helsinki routes both ways, each
+    publishing an HFP v2 VP event about once a second on its topic, exactly as HSL's feed:
+    /hfp/v2/journey/ongoing/vp/MODE/OPERATOR/VEHICLE/ROUTE/DIRECTION/HEADSIGN/START/NEXT_STOP/
+    GEOHASH_LEVEL/GEOHASH.
+
+    The feed is real: a small share of positions without a GPS fix (lat/long null), messages
+    held in tunnels and published in a burst when the vehicle is out, a few duplicates, a little
+    disorder. Event times start now; the same --seed sends the same messages.
+    """
+    settings = settings_from(ctx)
+    simulation = VehicleSimulation(
+        vehicles=vehicles, duration_s=duration, seed=seed, root=topic_root
+    )
+    messages_per_s = _messages_per_s(rate, vehicles)
+    with Progress(
+        TextColumn("{task.description}"),
+        TextColumn("{task.completed:,} messages"),
+        TextColumn("[cyan]{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(f"{vehicles} vehicles → {to.value}", total=None, rate="")
+
+        def on_progress(sent: int) -> None:
+            elapsed = progress.tasks[task].elapsed or 0.0
+            speed = f"{sent / elapsed:,.0f} messages/s" if elapsed > 0 else ""
+            progress.update(task, completed=sent, rate=speed)
+
+        result = run_vehicle_simulation(
+            settings,
+            simulation,
+            target=to.value,
+            rate=messages_per_s,
+            qos=qos,
+            on_progress=on_progress,
+        )
+    console.print(_summary(result, vehicles, qos))
+
+
+def _messages_per_s(text: str, vehicles: int) -> float | None:
+    """--rate: live (one message per vehicle per second), max (None: no limit) or a number."""
+    word = text.strip().lower()
+    if word in ("live", "max"):
+        return float(vehicles) if word == "live" else None
+    try:
+        rate = float(text)
+    except ValueError:
+        raise InputError(f"--rate takes messages per second, live or max, not {text!r}") from None
+    if not rate > 0:
+        raise InputError(f"--rate must be positive, not {text}")
+    return rate
+
+
+def _summary(result: SimulationResult, vehicles: int, qos: int) -> str:
+    line = (
+        f"sent [bold]{result.rows:,}[/] positions of {vehicles:,} vehicles "
+        f"({result.payload_bytes / 1e6:,.1f} MB) to [bold]{result.destination}[/] in "
+        f"{result.seconds:.1f} s: [bold]{result.rows_per_s:,.0f}[/] messages/s"
+    )
+    if result.counts is not None:
+        counts = result.counts
+        line += f"; {counts.records:,} records, {counts.dead_letters:,} dead letters"
+    else:
+        line += f" (MQTT QoS {qos})"
+    return line
+
+
+class _MachinesByDefault(TyperGroup):
+    """A group whose first argument, when it names no command, goes to `machines`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
+            args = ["machines", *args]
+        return super().parse_args(ctx, args)
+
+
+def register_group(app: typer.Typer, simulate_machines: Callable[..., Any]) -> None:
+    """`simulate` with its commands `machines` (the default) and `vehicles`."""
+    group = typer.Typer(
+        cls=_MachinesByDefault,
+        help="Simulate sources: machines replaying real rows (the default command: `simulate "
+        "[FILE]` is `simulate machines [FILE]`), or HSL vehicles publishing HFP positions.",
+    )
+    group.command("machines")(simulate_machines)
+    group.command("vehicles")(simulate_vehicles)
+    app.add_typer(group, name="simulate")
