@@ -8,7 +8,8 @@ partition of a micro-batch in one Kafka transaction of its own (`jobs.kafka_outp
 once. What counts as bunched, when an episode ends and why the alerts do not depend on the
 micro-batches: `statestream.geo.bunching`.
 
-`statestream run geo` starts it beside the cells query (`cli._bunching.bunching_query`).
+`statestream run geo` starts it beside the cells query (`jobs.geo_queries`), checkpoint
+`bunching` in the checkpoint root (`DIR-bunching` beside a geo checkpoint `DIR` given).
 """
 
 from __future__ import annotations
@@ -132,6 +133,17 @@ def batch_metrics(progress: dict) -> dict[str, float | int | None]:
     """
     counters = ("alerts", "no_fix", "stale", "malformed", "state_vehicles", "state_episodes")
     return batch_figures(progress, METRICS_NAME, counters)
+
+
+def bunching_metrics_line(m: dict) -> str:
+    """The line printed for one batch of the bunching query (see `batch_metrics`)."""
+    lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
+    return (
+        f"batch {m['batch']}: {m['records_in']:,} in, {m['alerts']:,} bunching alerts, "
+        f"no fix {m['no_fix']:,}, stale {m['stale']:,}, malformed {m['malformed']:,}, "
+        f"state {m['state_vehicles']:,} vehicles, {m['state_episodes']:,} episodes, "
+        f"{m['duration_s']:.2f} s, event-time lag {lag}"
+    )
 
 
 def _decoder(envelope: str):

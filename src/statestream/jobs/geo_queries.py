@@ -1,8 +1,8 @@
 """The queries of the vehicle use case that `statestream run geo` starts in one Spark application.
 
 `VEHICLE_QUERIES` lists them: each entry starts one query on a SparkSession and returns it with
-the function that turns one batch's progress into its printed line. The geo cells always run;
-every query keeps its own name and checkpoint folder.
+the function that turns one batch's progress into its printed line: the geo cells and the
+bunching alerts (`jobs.bunching_job`). Every query keeps its own name and checkpoint folder.
 """
 
 from __future__ import annotations
@@ -13,6 +13,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
+from statestream.jobs.bunching_job import (
+    BunchingJobOptions,
+    bunching_metrics_line,
+    start_bunching_query,
+)
+from statestream.jobs.bunching_job import batch_metrics as bunching_batch_metrics
 from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, start_geo_query
 
 ProgressLine = Callable[[dict], str]
@@ -39,7 +45,22 @@ def _geo(
     return query, lambda progress: geo_metrics_line(batch_metrics(progress))
 
 
-VEHICLE_QUERIES: list[QueryStarter] = [_geo]
+def _bunching(
+    spark: SparkSession, settings: Settings, options: GeoJobOptions
+) -> tuple[StreamingQuery, ProgressLine]:
+    """The bunching alerts; checkpoint `bunching`, or `DIR-bunching` beside a geo one given."""
+    geo_checkpoint = options.checkpoint
+    bunching = BunchingJobOptions(
+        available_now=options.available_now,
+        max_offsets_per_trigger=options.max_offsets_per_trigger,
+        starting_offsets=options.starting_offsets,
+        checkpoint=geo_checkpoint and geo_checkpoint.with_name(f"{geo_checkpoint.name}-bunching"),
+    )
+    query = start_bunching_query(spark, settings, bunching)
+    return query, lambda progress: bunching_metrics_line(bunching_batch_metrics(progress))
+
+
+VEHICLE_QUERIES: list[QueryStarter] = [_geo, _bunching]
 
 
 def start_vehicle_queries(
