@@ -7,7 +7,8 @@
     GET /api/fleet     every machine's row of the fleet overview
     GET /api/vehicles  the map's layout, the cells and alerts on display
     GET /api/health    the latest pipeline health
-    WS  /ws            live updates: chart points, window results, expiries, alerts, health;
+    WS  /ws            live updates: chart points, window results, expiries, alerts, health
+                       (/ws?thing=NAME: of one machine only);
                        /ws?view=fleet the fleet's changed rows (once a second), /ws?view=vehicles
                        the map's cells, alerts and expiries
 
@@ -47,6 +48,7 @@ from statestream.dashboard.messages import (
     LEVELS_KIND,
     RecordShaper,
     WindowResult,
+    message_for_thing,
 )
 from statestream.dashboard.policy import ResultBoard
 from statestream.dashboard.vehicle_map import VehicleMap
@@ -79,6 +81,7 @@ class DashboardState:
         self.shaper = RecordShaper(settings.join.specs)
         self.board = ResultBoard(window_lengths_s(settings))
         self.hub = ClientHub()
+        self.thing_hubs: dict[str, ClientHub] = {}  # pages of one machine, by its name
         self.fleet = FleetBoard(settings.stats.power_quantity)
         self.fleet_hub = ClientHub()
         self.vehicles = VehicleMap(settings)
@@ -132,7 +135,7 @@ class DashboardState:
             "alerts": [a.as_message() for a in batch.alerts],
             "health": self.health_message() if batch.health is not None else None,
         }
-        self.hub.publish(json.dumps(message))
+        self._publish_machines(message)
         self.fleet.take_series(batch.series)
         self.fleet.take_results(shown)
         self.fleet.take_expired(expired)
@@ -143,7 +146,7 @@ class DashboardState:
         """Take off expired results and tell the pages; send the fleet's changed rows."""
         expired = self.board.expire(self.clock())
         if expired:
-            self.hub.publish(json.dumps({"type": "update", "expired": expired}))
+            self._publish_machines({"type": "update", "expired": expired})
             self.fleet.take_expired(expired)
         self._publish_vehicles(self.vehicles.expire())
         changed = self.fleet.take_changes()
@@ -156,20 +159,39 @@ class DashboardState:
         layout = {"duty_cycle_limit": stats.duty_limit, "rated_power_kw": stats.rated_power_kw}
         return {"layout": layout, "rows": self.fleet.rows()}
 
-    def hub_of(self, view: str | None) -> ClientHub | None:
-        """The hub of a page: machines (default), fleet or vehicles; None for another view."""
+    def hub_of(self, view: str | None, thing: str | None = None) -> ClientHub | None:
+        """The hub of a page: machines (default; of one `thing` if given), fleet or vehicles;
+        None for another view."""
+        if thing and view in (None, "machines"):
+            return self.thing_hubs.setdefault(thing, ClientHub())
         hubs = {"machines": self.hub, "fleet": self.fleet_hub, "vehicles": self.vehicle_hub}
         return hubs.get(view or "machines")
+
+    def leave(self, hub: ClientHub, client: Any) -> None:
+        """A page has gone: take it off its hub (and a machine's hub once no page is left)."""
+        hub.disconnect(client)
+        for thing, thing_hub in list(self.thing_hubs.items()):
+            if thing_hub is hub and hub.clients == 0:
+                del self.thing_hubs[thing]
+
+    def _publish_machines(self, message: dict[str, Any]) -> None:
+        """To every machines page, and its part of it to each page of one machine."""
+        self.hub.publish(json.dumps(message))
+        for thing, hub in self.thing_hubs.items():
+            mine = message_for_thing(message, thing)
+            if mine is not None:
+                hub.publish(json.dumps(mine))
 
     def _publish_vehicles(self, message: dict[str, Any] | None) -> None:
         if message is not None:
             self.vehicle_hub.publish(json.dumps(message))
 
     def health_message(self) -> dict[str, Any]:
+        hubs = [self.hub, self.fleet_hub, self.vehicle_hub, *self.thing_hubs.values()]
         return {
             **self.health,
-            "pages": self.hub.clients,
-            "dropped_messages": self.hub.dropped,
+            "pages": sum(hub.clients for hub in hubs),
+            "dropped_messages": sum(hub.dropped for hub in hubs),
             "dropped_batches": self.dropped_batches,
         }
 
@@ -193,16 +215,19 @@ page = _static_page("index.html")
 async def history(request: Request) -> Response:
     state: DashboardState = request.app.state.dashboard
     settings = state.settings
+    thing = request.query_params.get("thing") or None
+    points = settings.dashboard.history_points
     loaded = await run_in_threadpool(
-        load_history, settings.influx, state.shaper, settings.dashboard.history_points
+        load_history, settings.influx, state.shaper, points, thing=thing
     )
     state.sweep()
     state.offer_history(loaded.results)
+    shown = state.board.messages(state.clock())
     return JSONResponse(
         {
             "layout": state.layout(),
             "series": loaded.series,
-            "results": state.board.messages(state.clock()),
+            "results": [r for r in shown if thing is None or r["thing"] == thing],
             "alerts": [a.as_message() for a in loaded.alerts],
             "health": state.health_message(),
             "error": loaded.error,
@@ -225,7 +250,7 @@ async def vehicles(request: Request) -> Response:
 async def live(websocket: WebSocket) -> None:
     """Send the page every live message until it goes away."""
     state: DashboardState = websocket.app.state.dashboard
-    hub = state.hub_of(websocket.query_params.get("view"))
+    hub = state.hub_of(websocket.query_params.get("view"), websocket.query_params.get("thing"))
     if hub is None:
         await websocket.close(code=1008, reason="view is machines, fleet or vehicles")
         return
@@ -233,7 +258,7 @@ async def live(websocket: WebSocket) -> None:
     try:
         await websocket.accept()
     except Exception:
-        hub.disconnect(client)
+        state.leave(hub, client)
         raise
 
     async def send_all() -> None:
@@ -247,7 +272,7 @@ async def live(websocket: WebSocket) -> None:
     except WebSocketDisconnect:
         pass
     finally:
-        hub.disconnect(client)
+        state.leave(hub, client)
         sender.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sender

@@ -40,30 +40,48 @@ class History:
     error: str | None = None
 
 
-def history_queries(shaper: RecordShaper, points: int) -> list[str]:
-    """The InfluxQL statements of one history load: series points, latest windows, alerts."""
+def history_queries(shaper: RecordShaper, points: int, thing: str | None = None) -> list[str]:
+    """The InfluxQL statements of one history load: series points, latest windows, alerts; of
+    one machine only if `thing` is given (the page of one machine)."""
     quantities = "|".join(c.pattern.pattern.replace("/", r"\/") for c in shaper.charts)
-    where = f'WHERE "quantity" =~ /^(?:{quantities})$/'
+    of_thing = f' AND "thing" = {_string(thing)}' if thing is not None else ""
+    where = f'WHERE "quantity" =~ /^(?:{quantities})$/{of_thing}'
+    alerts_where = f'WHERE "thing" = {_string(thing)} ' if thing is not None else ""
     return [
         f'SELECT "result" FROM "machine_data" {where} GROUP BY "thing", "quantity" '
         f"ORDER BY time DESC LIMIT {points}",
         f'SELECT "result" FROM "machine_out" {where} GROUP BY "thing", "quantity" '
         f"ORDER BY time DESC LIMIT {points}",
-        f'SELECT "seconds", "window_end" FROM "machine_stats" WHERE "kind" = \'{LEVELS_KIND}\' '
-        'GROUP BY "thing", "component", "level" ORDER BY time DESC LIMIT 1',
-        f'SELECT "duty_cycle", "window_end" FROM "machine_stats" '
-        f'WHERE "kind" = \'{DUTY_CYCLE_KIND}\' GROUP BY "thing", "component" '
+        f'SELECT "seconds", "window_end" FROM "machine_stats" '
+        f'WHERE "kind" = \'{LEVELS_KIND}\'{of_thing} GROUP BY "thing", "component", "level" '
         "ORDER BY time DESC LIMIT 1",
-        'SELECT "duty_cycle", "limit", "window_end" FROM "machine_alerts" '
+        f'SELECT "duty_cycle", "window_end" FROM "machine_stats" '
+        f'WHERE "kind" = \'{DUTY_CYCLE_KIND}\'{of_thing} GROUP BY "thing", "component" '
+        "ORDER BY time DESC LIMIT 1",
+        f'SELECT "duty_cycle", "limit", "window_end" FROM "machine_alerts" {alerts_where}'
         f'GROUP BY "thing", "component" ORDER BY time DESC LIMIT {ALERTS_IN_HISTORY}',
     ]
 
 
+def _string(value: str) -> str:
+    r"""An InfluxQL string literal: quotes and backslashes escaped.
+
+    >>> print(_string("R'1"))
+    'R\'1'
+    """
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def load_history(
-    influx: InfluxSettings, shaper: RecordShaper, points: int, timeout_s: float = 10.0
+    influx: InfluxSettings,
+    shaper: RecordShaper,
+    points: int,
+    timeout_s: float = 10.0,
+    thing: str | None = None,
 ) -> History:
-    """Query InfluxDB for the recent history; an unreachable server or a missing database gives
-    an empty history with the reason in `error` (the page then shows live data only)."""
+    """Query InfluxDB for the recent history (of one `thing`, or all); an unreachable server or a
+    missing database gives an empty history with the reason in `error` (the page then shows live
+    data only)."""
     password = influx.password.get_secret_value() if influx.password else ""
     try:
         response = requests.get(
@@ -71,7 +89,7 @@ def load_history(
             params={
                 "db": influx.database,
                 "epoch": "ms",
-                "q": ";".join(history_queries(shaper, points)),
+                "q": ";".join(history_queries(shaper, points, thing)),
             },
             auth=(influx.username, password),
             timeout=timeout_s,

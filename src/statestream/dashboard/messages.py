@@ -246,3 +246,28 @@ def _thin(series: list[SeriesPoint], limit: int) -> list[SeriesPoint]:
 
 def _compact(time: float) -> float | int:
     return int(time) if time == int(time) else time
+
+
+def thing_of_key(key: str) -> str:
+    """The thing of a result key `thing.component.kind` (a thing's name may hold dots).
+
+    >>> thing_of_key("R0815.v2.C11.duty_cycle")
+    'R0815.v2'
+    """
+    return key.rsplit(".", 2)[0]
+
+
+def message_for_thing(message: Mapping[str, Any], thing: str) -> dict[str, Any] | None:
+    """The part of a machines-page update that concerns one thing (the page of one machine);
+    None if nothing does and it carries no health."""
+    mine = {
+        "type": message.get("type", "update"),
+        "series": [s for s in message.get("series") or [] if s["thing"] == thing],
+        "results": [r for r in message.get("results") or [] if r["thing"] == thing],
+        "expired": [k for k in message.get("expired") or [] if thing_of_key(k) == thing],
+        "alerts": [a for a in message.get("alerts") or [] if a["thing"] == thing],
+        "health": message.get("health"),
+    }
+    if not any(mine[part] for part in ("series", "results", "expired", "alerts", "health")):
+        return None
+    return mine

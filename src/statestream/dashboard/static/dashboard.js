@@ -274,7 +274,8 @@
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const socket = new WebSocket(`${scheme}://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws`);
+    const only = onlyThing ? `?thing=${encodeURIComponent(onlyThing)}` : "";
+    const socket = new WebSocket(`${scheme}://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws${only}`);
     const pill = document.getElementById("connection");
     socket.onopen = () => {
       state.connected = true;
@@ -306,7 +307,8 @@
       document.getElementById("no-things").textContent = `${onlyThing} has not reported yet.`;
     }
     connect();
-    const response = await fetch("api/history", { cache: "no-store" });
+    const only = onlyThing ? `?thing=${encodeURIComponent(onlyThing)}` : "";
+    const response = await fetch(`api/history${only}`, { cache: "no-store" });
     if (!response.ok) {
       document.getElementById("history-status").textContent = `history refused: ${response.status}`;
       return;
