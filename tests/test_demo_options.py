@@ -25,3 +25,14 @@ def test_no_retime_replays_the_sample_shifted_to_start_now_at_the_rate_given() -
     args = _simulator(DemoOptions(rate=50, things=3, retime=False))
     assert "--follow-clock" not in args and "--retime" in args
     assert _option(args, "--rate") == "50"
+
+
+def test_the_vehicle_queries_run_unless_left_out_with_the_demo_checkpoints() -> None:
+    settings = Settings()
+    parts = {p.name: p for p in demo_parts(settings, DemoOptions())}
+    assert parts["geo"].args == ["run", "geo", "--from", "latest"]
+    for spark in ("geo", "pipeline"):
+        root = parts[spark].environment["STATESTREAM_SPARK__CHECKPOINT_ROOT"]
+        assert root == str(settings.checkpoint_root / "demo")
+    names = [p.name for p in demo_parts(settings, DemoOptions(vehicles=False))]
+    assert names == ["dashboard", "connector", "pipeline", "simulator"]

@@ -1,8 +1,9 @@
 """`statestream demo`: the whole pipeline on the local services, started and stopped as one.
 
-Four processes, each the statestream command a user would run by hand, with the same settings:
-the dashboard, the MQTT connector, the Spark pipeline (join, statistics, InfluxDB sink in one
-application) and the simulator replaying the sample with event times that follow the clock
+Processes, each the statestream command a user would run by hand, with the same settings: the
+dashboard, the MQTT connector (both use cases), the Spark pipeline (join, statistics, InfluxDB
+sink in one application), the vehicle queries (`run geo`, unless `vehicles` is off) and the
+simulator replaying the sample with event times that follow the clock
 (`retime`, the default: each row is stamped with the time it is sent, so the "live" charts show
 now; without it the sample's times are shifted to start now and, sent faster than they were
 recorded, run ahead of the clock). Each writes
@@ -34,6 +35,7 @@ from statestream.config import Settings, settings_environment
 from statestream.errors import ServiceError
 
 STOP_TIMEOUT_S = 45.0
+SPARK_PARTS = {"pipeline": 3, "geo": 1}  # Spark applications: queries to wait for at the start
 _PR_SET_PDEATHSIG = 1
 
 
@@ -42,6 +44,7 @@ class DemoOptions:
     rate: float | None = None  # rows/s of the simulator, all machines; None: `demo_rate`
     things: int = 6  # machines the simulator clones the sample into
     retime: bool = True  # event times follow the clock (simulate --follow-clock)
+    vehicles: bool = True  # the vehicle use case too: `run geo`
 
 
 @dataclass
@@ -131,13 +134,14 @@ def demo_parts(settings: Settings, options: DemoOptions) -> list[DemoPart]:
         "dashboard": ["dashboard"],
         "connector": ["connect", "mqtt"],
         "pipeline": ["run", "pipeline", "--from", "latest"],
+        "geo": ["run", "geo", "--from", "latest"],
         "simulator": [*simulator, "--follow-clock"] if options.retime else simulator,
     }
-    environments = {
-        "pipeline": {"STATESTREAM_SPARK__CHECKPOINT_ROOT": str(demo_checkpoints(settings))}
-    }
+    if not options.vehicles:
+        del commands["geo"]
+    checkpoints = {"STATESTREAM_SPARK__CHECKPOINT_ROOT": str(demo_checkpoints(settings))}
     return [
-        DemoPart(name, args, logs / f"demo-{name}.log", environments.get(name, {}))
+        DemoPart(name, args, logs / f"demo-{name}.log", checkpoints if name in SPARK_PARTS else {})
         for name, args in commands.items()
     ]
 
@@ -173,7 +177,7 @@ class Demo:
     def start(self, say: Callable[[str], None]) -> None:
         """Start every part; raises `ServiceError` if one ends during start-up.
 
-        The simulator starts once the pipeline's queries run: they read from the topics' ends.
+        The simulators start once the Spark queries run: they read from the topics' ends.
         """
         shutil.rmtree(demo_checkpoints(self.settings), ignore_errors=True)
         for part in self.parts:
@@ -181,16 +185,16 @@ class Demo:
             part.start(self.environment)
             if part.name == "dashboard":
                 self._wait_for_dashboard(part)
-            if part.name == "pipeline":
-                self._wait_for_queries(part)
+            if part.name in SPARK_PARTS:
+                self._wait_for_queries(part, SPARK_PARTS[part.name])
         time.sleep(1.0)
         self.raise_if_one_ended()
 
     @property
-    def pipeline_pid(self) -> int | None:
-        """The process id of the Spark pipeline (its queries report under it)."""
-        part = next(p for p in self.parts if p.name == "pipeline")
-        return part.process.pid if part.process is not None else None
+    def spark_pids(self) -> set[int]:
+        """The process ids of the demo's Spark applications (their queries report under them)."""
+        parts = (p for p in self.parts if p.name in SPARK_PARTS)
+        return {p.process.pid for p in parts if p.process is not None}
 
     def raise_if_one_ended(self) -> None:
         for part in self.parts:
@@ -207,8 +211,8 @@ class Demo:
                 say(f"stopping {part.name} …")
             part.stop()
 
-    def _wait_for_queries(self, part: DemoPart, count: int = 3, timeout_s: float = 300.0) -> None:
-        """Wait until the pipeline's `count` queries have reported a first trigger.
+    def _wait_for_queries(self, part: DemoPart, count: int, timeout_s: float = 300.0) -> None:
+        """Wait until `count` queries of a Spark part have reported a first trigger.
 
         By then each has fixed where it starts reading (the topics' ends at that moment).
         """
@@ -219,11 +223,12 @@ class Demo:
             if not part.running:
                 return  # reported by raise_if_one_ended
             statuses = read_statuses(status_folder(self.settings))
-            mine = [s for s in statuses if s.pid == self.pipeline_pid and s.batch is not None]
+            pid = part.process.pid if part.process is not None else None
+            mine = [s for s in statuses if s.pid == pid and s.batch is not None]
             if len(mine) >= count:
                 return
             time.sleep(0.5)
-        raise ServiceError(f"the pipeline's queries did not start within {timeout_s:.0f} s")
+        raise ServiceError(f"the {part.name}'s queries did not start within {timeout_s:.0f} s")
 
     def _wait_for_dashboard(self, part: DemoPart, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.integration
 def _isolated(unique_name: str, tmp_path: Path) -> dict[str, str]:
     """Settings of a demo that shares the services but no topic, database or checkpoint."""
     (port,) = free_ports(1)
-    names = ("machine_data", "machine_out", "dead_letter", "late", "stats", "alerts")
+    names = ("machine_data", "machine_out", "dead_letter", "late", "stats", "alerts",
+             "vehicle_positions", "vehicle_cells", "vehicle_alerts")  # fmt: skip
     return {
         **{f"STATESTREAM_TOPICS__{n.upper()}": f"{unique_name}.{n}" for n in names},
         "STATESTREAM_SPARK__CHECKPOINT_ROOT": str(tmp_path / "checkpoints"),
@@ -36,10 +37,15 @@ def _isolated(unique_name: str, tmp_path: Path) -> dict[str, str]:
     }
 
 
-def _start_demo(environment: dict[str, str], things: int) -> subprocess.Popen:
-    """`statestream demo` at 50 rows/s, its output (stdout and stderr) on a pipe."""
+def _start_demo(
+    environment: dict[str, str], things: int, vehicles: bool = False
+) -> subprocess.Popen:
+    """`statestream demo` at 50 rows/s, its output (stdout and stderr) on a pipe; with the
+    vehicle queries (a second Spark application) only if `vehicles`."""
+    options = ["--rate", "50", "--things", str(things)]
+    options.append("--vehicles" if vehicles else "--no-vehicles")
     return subprocess.Popen(
-        [sys.executable, "-m", "statestream", "demo", "--rate", "50", "--things", str(things)],
+        [sys.executable, "-m", "statestream", "demo", *options],
         env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -80,7 +86,7 @@ def test_demo_runs_every_part_and_stops_cleanly(
             patch.setenv(key, value)
         settings = load_settings()
     _records_of_an_earlier_demo(settings)
-    demo = _start_demo(environment, things=3)
+    demo = _start_demo(environment, things=3, vehicles=True)
     try:
         _wait_for(
             lambda: len(read_committed(settings, settings.topics.machine_out)) > 0,
@@ -101,7 +107,7 @@ def test_demo_runs_every_part_and_stops_cleanly(
         demo.send_signal(signal.SIGINT)
         output, _ = demo.communicate(timeout=180)
     assert demo.returncode == 0, output
-    for part in ("simulator", "pipeline", "connector", "dashboard"):
+    for part in ("simulator", "geo", "pipeline", "connector", "dashboard"):
         assert f"stopping {part}" in output
     assert f"dashboard: http://localhost:{settings.dashboard.port}/" in output
     assert read_committed(settings, settings.topics.late, timeout_s=10) == []  # a fresh start

@@ -39,12 +39,20 @@ def demo(
             "now; sent at --rate, faster than recorded, they run ahead of the clock.",
         ),
     ] = True,
+    vehicles: Annotated[
+        bool,
+        typer.Option(
+            "--vehicles/--no-vehicles",
+            help="Run the vehicle use case too: the geo-cell queries (run geo) for the map.",
+        ),
+    ] = True,
 ) -> None:
     """Run the whole pipeline on the local services and show it live in the browser.
 
     Starts the services and topics if needed, then the dashboard, the MQTT connector, the Spark
-    pipeline (join, statistics and InfluxDB sink in one application) and the simulator, which
-    replays the sample's machines with event times that follow the clock (--retime). Prints the
+    pipeline (join, statistics and InfluxDB sink in one application), the vehicle queries (run
+    geo; --no-vehicles leaves them out) and the simulator, which replays the sample's machines
+    with event times that follow the clock (--retime). Prints the
     dashboard's address and, every few seconds, what the queries have done. Ctrl-C, SIGTERM or
     SIGHUP stops everything cleanly, front to back; if the demo itself is killed with -9, its
     parts stop themselves. Each part logs to `<data_dir>/logs/demo-<part>.log`.
@@ -57,7 +65,7 @@ def demo(
     settings = ensure_local_secrets(settings_from(ctx))
     start_services(settings)
     create_topics(settings)
-    runner = Demo(settings, DemoOptions(rate=rate, things=things, retime=retime))
+    runner = Demo(settings, DemoOptions(rate=rate, things=things, retime=retime, vehicles=vehicles))
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
     _stop_on(signal.SIGTERM, signal.SIGHUP)
     try:
@@ -68,7 +76,7 @@ def demo(
         while True:
             time.sleep(REPORT_EVERY_S)
             runner.raise_if_one_ended()
-            say(_progress_line(settings, runner.pipeline_pid))
+            say(_progress_line(settings, runner.spark_pids))
     except KeyboardInterrupt:
         console.print("stopping the demo …")
     finally:
@@ -88,16 +96,16 @@ def _stop_on(*signals: signal.Signals) -> None:
         signal.signal(signum, interrupt if signum in signals else signal.SIG_IGN)
 
 
-def _progress_line(settings: Settings, pid: int | None) -> str:
-    """What the pipeline's queries have done so far, from their status reports."""
+def _progress_line(settings: Settings, pids: set[int]) -> str:
+    """What the demo's queries have done so far, from their status reports."""
     from statestream.jobs.status import read_statuses, status_folder
 
     parts = []
     for status in read_statuses(status_folder(settings)):
-        if status.pid != pid:
+        if status.pid not in pids:
             continue
         figures = [f"{status.totals.get('input_rows', 0):,.0f} in"]
-        for name in ("pairs_out", "windows_out", "alerts", "late", "malformed"):
+        for name in ("pairs_out", "windows_out", "cell_results", "alerts", "late", "malformed"):
             if status.totals.get(name):
                 figures.append(f"{status.totals[name]:,.0f} {name.replace('_out', '')}")
         parts.append(f"{status.name}: {', '.join(figures)}")
