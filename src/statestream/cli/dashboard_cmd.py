@@ -25,12 +25,15 @@ def dashboard(
     ] = None,
 ) -> None:
     """Serve the live dashboard: per thing, charts of speed, torque and power, power levels, duty
-    cycle against the 40 % limit, alerts and pipeline health.
+    cycle against the 40 % limit, alerts and pipeline health; /fleet, every machine's power, duty
+    cycle and alert state; /vehicles, the map of vehicle cells and bunching alerts.
 
-    Live data comes from the Kafka topics (machine.data, machine.out, analytics.machine.stats and
-    analytics.machine.alerts, read_committed) over a websocket; a page that opens first loads the
-    recent history from InfluxDB. Read-only. With a token set (dashboard.token), every request
-    must carry it: open http://HOST:PORT/?token=TOKEN. Runs until Ctrl-C.
+    Live data comes from the Kafka topics (machine.data, machine.out, analytics.machine.stats,
+    analytics.machine.alerts, analytics.vehicle.cells and analytics.vehicle.alerts,
+    read_committed) over a websocket; a page that opens first loads the recent history from
+    InfluxDB. The map draws on a blank background unless dashboard.tile_url is set. Read-only.
+    With a token set (dashboard.token), every request must carry it: open
+    http://HOST:PORT/?token=TOKEN. Runs until Ctrl-C.
     """
     from statestream.dashboard import run_dashboard
 
