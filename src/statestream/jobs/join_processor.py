@@ -23,19 +23,15 @@ from statestream.bad_input import dead_letter, late_record, to_json
 from statestream.formats import pair_json_texts
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows
+from statestream.jobs.stored_engines import MAP_STATE, StoredEngines
 from statestream.join import (
     DUPLICATE,
     LATE,
     MALFORMED,
-    ComplementJoin,
     JoinRouter,
     JoinSpec,
     RoutedSteps,
     SpecTemplate,
-    export_state,
-    pack_states,
-    restore_state,
-    unpack_states,
 )
 
 FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
@@ -59,7 +55,7 @@ class ComplementJoinProcessor(StatefulProcessor):
         self.topics = topics
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.things = handle.getMapState("things", "thing string", "engines binary")
+        self.things = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
         frame = pd.concat(list(rows), ignore_index=True)
@@ -68,8 +64,8 @@ class ComplementJoinProcessor(StatefulProcessor):
         frame, rejects = decode_rows(frame, self.topics.envelope)
         out.malformed(rejects)
         specs = [s for t in self.templates for s in t.specs_for(frame["quantity"].unique())]
-        stored = _StoredEngines(self.things)
-        router = JoinRouter(specs, load_engine=lambda thing, i: stored.load(thing, specs[i]))
+        stored = StoredEngines(self.things)
+        router = JoinRouter(specs, load_engine=stored.loader(specs))
         steps = router.process(
             frame["thing"].to_numpy(dtype=object),
             frame["quantity"].to_numpy(dtype=object),
@@ -78,36 +74,12 @@ class ComplementJoinProcessor(StatefulProcessor):
             np.arange(len(frame), dtype=np.int64),
         )
         out.steps(steps, frame)
-        stored.save({(thing, specs[i].result): e for (thing, i), e in router.engines.items()})
+        stored.save_router(router.engines, specs)
         out.stats(len(frame) + len(rejects), router.state_size)
         yield out.frame()
 
     def close(self) -> None:
         pass
-
-
-class _StoredEngines:
-    """The engines of the things one call touches, read and written once per thing."""
-
-    def __init__(self, things) -> None:  # a MapState: thing → packed engine states
-        self.things = things
-        self.loaded: dict[str, dict[str, bytes]] = {}
-
-    def load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
-        if thing not in self.loaded:
-            value = self.things.getValue((thing,))
-            self.loaded[thing] = unpack_states(bytes(value[0])) if value is not None else {}
-        data = self.loaded[thing].get(spec.result)
-        return restore_state(spec, data) if data is not None else None
-
-    def save(self, engines: dict[tuple[str, str], ComplementJoin]) -> None:
-        """Write back each thing's engines, by (thing, result); its other joins' as they were."""
-        states: dict[str, dict[str, bytes]] = {}
-        for (thing, result), engine in engines.items():
-            packed = states.setdefault(thing, dict(self.loaded.get(thing, {})))
-            packed[result] = export_state(engine)
-        for thing, packed in states.items():
-            self.things.updateValue((thing,), (pack_states(packed),))
 
 
 class _Output:

@@ -146,7 +146,8 @@ def _finite(column: Column) -> Column:
 def bucketed(df: DataFrame, columns: InputColumns, time: TimeKind, buckets: int) -> DataFrame:
     """The good rows in the bucket join's columns: thing, quantity, t, v, [o], row, bucket.
 
-    `row` (`monotonically_increasing_id`) keeps the input's order among equal sort keys;
+    `row` (`monotonically_increasing_id`) keeps the input's order among equal sort keys (0 on a
+    stream, which cannot number its rows: ties are then taken in the order Spark delivers them);
     `bucket` is a hash of the thing modulo `buckets`, as a label that Spark's hash partitioning
     spreads evenly (`bucket_labels`).
     """
@@ -161,7 +162,7 @@ def bucketed(df: DataFrame, columns: InputColumns, time: TimeKind, buckets: int)
     if columns.order is not None:
         selected.append(F.col(columns.order).alias("o"))
     selected += [
-        F.monotonically_increasing_id().alias("row"),
+        (F.lit(0).cast("long") if df.isStreaming else F.monotonically_increasing_id()).alias("row"),
         F.element_at(labels, index.cast("int")).alias("bucket"),
     ]
     return df.select(*selected)

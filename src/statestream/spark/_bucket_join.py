@@ -16,7 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from statestream.join import DUPLICATE, LATE, MALFORMED, JoinRouter, JoinSpec, RoutedSteps
+from statestream.join import (
+    DUPLICATE,
+    LATE,
+    MALFORMED,
+    JoinedPairs,
+    JoinRouter,
+    JoinSpec,
+    RoutedSteps,
+)
 
 PAIR, REJECTED = "pair", "rejected"
 
@@ -45,7 +53,9 @@ class BucketJoin:
 
     Arrival order is `o` then `t` (time order without `o`), ties kept in `row` order.
     `integer_time`: `t` holds whole numbers (µs of a timestamp) and a pair's mean time is
-    rounded down to one.
+    rounded down to one. `times_from_engine`: the pairs' times are the engine's (ms, back in
+    the caller's unit), not gathered from the frame; a stream's pairs need this, their records
+    may come from earlier micro-batches.
     """
 
     specs: Sequence[JoinSpec]
@@ -54,22 +64,32 @@ class BucketJoin:
     rejected: bool = False
     has_order: bool = False
     integer_time: bool = False
+    times_from_engine: bool = False
 
     def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
-        keys = ["o", "t", "row"] if self.has_order else ["t", "row"]
-        frame = frame.sort_values(keys, kind="stable", ignore_index=True)
+        frame = self.in_arrival_order(frame)
         router = JoinRouter(self.specs)
-        t_ms = frame["t"].to_numpy(dtype=np.float64) * self.to_ms
-        steps = [
-            router.process(
-                frame["thing"].to_numpy(dtype=object),
-                frame["quantity"].to_numpy(dtype=object),
-                t_ms,
-                frame["v"].to_numpy(dtype=np.float64),
-            )
-        ]
+        steps = [self.process(router, frame)]
         if self.flush:
             steps.append(router.finish())
+        return self.output(steps, frame)
+
+    def in_arrival_order(self, frame: pd.DataFrame) -> pd.DataFrame:
+        keys = ["o", "t", "row"] if self.has_order else ["t", "row"]
+        return frame.sort_values(keys, kind="stable", ignore_index=True)
+
+    def process(self, router: JoinRouter, frame: pd.DataFrame) -> RoutedSteps:
+        """`router` over `frame`'s records (in arrival order), without finishing."""
+        return router.process(
+            frame["thing"].to_numpy(dtype=object),
+            frame["quantity"].to_numpy(dtype=object),
+            frame["t"].to_numpy(dtype=np.float64) * self.to_ms,
+            frame["v"].to_numpy(dtype=np.float64),
+        )
+
+    def output(self, steps: Sequence[RoutedSteps], frame: pd.DataFrame) -> pd.DataFrame:
+        """The flat rows (`OUTPUT_COLUMNS`) of `steps`' pairs and, if asked, of the records the
+        first step rejected."""
         parts = [self._pairs(step, frame) for step in steps]
         if self.rejected:
             parts.append(self._rejected(steps[0], frame))
@@ -80,12 +100,21 @@ class BucketJoin:
             out[name] = np.full(len(out), None, dtype=object)  # NaN floats are no null strings
         return out
 
+    def _times(self, pairs: JoinedPairs, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The left and right records' times in the caller's unit."""
+        if not self.times_from_engine:
+            return t[pairs.left_pos], t[pairs.right_pos]
+        left, right = pairs.left_t / self.to_ms, pairs.right_t / self.to_ms
+        if self.integer_time or t.dtype.kind in "iu":
+            return np.rint(left).astype(np.int64), np.rint(right).astype(np.int64)
+        return left, right
+
     def _pairs(self, step: RoutedSteps, frame: pd.DataFrame) -> pd.DataFrame:
         t = frame["t"].to_numpy()
         index = {spec: k for k, spec in enumerate(self.specs)}
         parts = []
         for spec, things, pairs in step.pairs_by_spec():
-            left_t, right_t = t[pairs.left_pos], t[pairs.right_pos]
+            left_t, right_t = self._times(pairs, t)
             if self.integer_time:
                 pair_t = (left_t + right_t) // 2
             else:

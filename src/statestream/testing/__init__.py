@@ -13,6 +13,16 @@ What the project's own tests use, a user can use to test their join specs:
 
 A *record* here is `(side, time_ms, value)` with side "left" or "right"; list order is arrival
 order. A *pair* is `(left_index, right_index)`: the positions of the two records in that list.
+
+`join_observations` runs the offline join (`statestream join`, no services) on observations
+`(thing, quantity, time_ms, value)` and returns the spec's output records:
+
+    >>> rows = [("m1", "L", 0, 2.0), ("m1", "R", 1000, 3.0), ("m1", "L", 2000, 4.0)]
+    >>> [(p["thing"], p["phenomenonTime"], p["result"]) for p in join_observations([spec], rows)]
+    [('m1', 500, 6), ('m1', 1500, 12)]
+
+With PySpark, `statestream.testing.spark` builds observation DataFrames (batch and streaming)
+from such lists and runs a stream into memory.
 """
 
 from __future__ import annotations
@@ -158,6 +168,26 @@ def brute_force_join(spec: JoinSpec, records: Sequence[Record], finish: bool = T
                 if abs(records[pair[0]][1] - records[pair[1]][1]) <= spec.tolerance_ms:
                     pairs.add(pair)
     return pairs
+
+
+def join_observations(
+    specs: Sequence[JoinSpec], rows: Iterable[tuple[str, str, float, float]], flush: bool = True
+) -> list[dict]:
+    """The offline join's pairs of `rows` (thing, quantity, epoch ms, value; list order is
+    arrival order) as the spec's output records (dicts), in emission order."""
+    import io
+
+    import orjson
+
+    from statestream.offline_join import join_lines
+
+    lines = [
+        orjson.dumps({"thing": th, "quantity": q, "phenomenonTime": t, "result": v})
+        for th, q, t, v in rows
+    ]
+    out = io.StringIO()
+    join_lines(lines, specs, out, io.StringIO, flush=flush)
+    return [orjson.loads(line) for line in out.getvalue().splitlines()]
 
 
 def count_verdicts(verdicts: Iterable[int]) -> dict[str, int]:

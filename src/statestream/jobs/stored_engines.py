@@ -1,0 +1,57 @@
+"""The engines of a stateful call's things, kept in a transformWithState MapState by thing.
+
+One value per thing holds its engine states (one per join spec, by result name), packed: each
+state store call is a round trip to the JVM, so one per thing and not one per join. The pipeline's
+processor (`jobs.join_processor`) and the streaming `complement_join`
+(`statestream.spark.stream_join`) both keep their state this way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from statestream.join import (
+    ComplementJoin,
+    JoinSpec,
+    export_state,
+    pack_states,
+    restore_state,
+    unpack_states,
+)
+
+MAP_STATE = ("things", "thing string", "engines binary")  # name, key and value schemas (DDL)
+
+
+class StoredEngines:
+    """The engines of the things one call touches, read and written once per thing."""
+
+    def __init__(self, things: Any) -> None:  # a MapState: thing → packed engine states
+        self.things = things
+        self.loaded: dict[str, dict[str, bytes]] = {}
+
+    def load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
+        if thing not in self.loaded:
+            value = self.things.getValue((thing,))
+            self.loaded[thing] = unpack_states(bytes(value[0])) if value is not None else {}
+        data = self.loaded[thing].get(spec.result)
+        return restore_state(spec, data) if data is not None else None
+
+    def loader(self, specs: Sequence[JoinSpec]) -> Callable[[str, int], ComplementJoin | None]:
+        """`JoinRouter`'s `load_engine` for `specs`: (thing, spec index) → its stored engine."""
+        return lambda thing, index: self.load(thing, specs[index])
+
+    def save(self, engines: dict[tuple[str, str], ComplementJoin]) -> None:
+        """Write back each thing's engines, by (thing, result); its other joins' as they were."""
+        states: dict[str, dict[str, bytes]] = {}
+        for (thing, result), engine in engines.items():
+            packed = states.setdefault(thing, dict(self.loaded.get(thing, {})))
+            packed[result] = export_state(engine)
+        for thing, packed in states.items():
+            self.things.updateValue((thing,), (pack_states(packed),))
+
+    def save_router(
+        self, engines: dict[tuple[str, int], ComplementJoin], specs: Sequence[JoinSpec]
+    ) -> None:
+        """Write back a `JoinRouter`'s `engines` ((thing, spec index) → engine)."""
+        self.save({(thing, specs[i].result): e for (thing, i), e in engines.items()})

@@ -1,0 +1,132 @@
+"""The streaming join of a DataFrame: over any split into micro-batches, the batch join's pairs."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import SparkSession
+
+from statestream.errors import ConfigError
+from statestream.join import JoinSpec, SpecTemplate
+from statestream.spark import complement_join
+from statestream.testing import blocks_of_five
+from statestream.testing.spark import (
+    MemorySink,
+    observation_frame,
+    observation_stream,
+    pair_records,
+)
+
+pytestmark = pytest.mark.integration
+
+BASE_MS = 1_700_000_000_000
+SPEC = JoinSpec("L", "R", "out", function="product")
+
+
+def as_counter(records: list[dict]) -> Counter:
+    def side(record: dict) -> tuple:
+        return (record["quantity"], record["phenomenonTime"], record["result"])
+
+    return Counter(
+        (
+            p["thing"],
+            p["quantity"],
+            p["phenomenonTime"],
+            p["result"],
+            side(p["left"]),
+            side(p["right"]),
+        )
+        for p in records
+    )
+
+
+def split(rows: list[tuple], cuts: list[int]) -> list[list[tuple]]:
+    bounds = [0, *sorted(min(c, len(rows)) for c in cuts), len(rows)]
+    return [rows[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+records = st.lists(
+    st.tuples(
+        st.sampled_from(["m1", "m2"]),
+        st.sampled_from(["L", "R", "X"]),
+        st.integers(0, 12),  # seconds: ties are common
+        st.integers(0, 3),  # values: duplicates are common
+    ),
+    max_size=30,
+)
+
+
+@settings(
+    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    records=records,
+    cuts=st.lists(st.integers(0, 30), max_size=3),
+    disorder=st.sampled_from([0.0, 2.0]),
+    tolerance=st.sampled_from([None, 3.0]),
+)
+def test_the_stream_over_any_split_is_the_batch_join_without_flush(
+    spark: SparkSession,
+    tmp_path_factory: pytest.TempPathFactory,
+    records: list[tuple],
+    cuts: list[int],
+    disorder: float,
+    tolerance: float | None,
+) -> None:
+    rows = [
+        (thing, q, BASE_MS + 1000 * s, float(v), offset)
+        for offset, (thing, q, s, v) in enumerate(records)
+    ]
+    options = {"order": "offset", "disorder": disorder, "tolerance": tolerance, "buckets": 3}
+    batch = complement_join(observation_frame(spark, rows), [SPEC], flush=False, **options)
+    folder = tmp_path_factory.mktemp("stream")
+    stream = complement_join(
+        observation_stream(spark, split(rows, cuts), folder / "in"), [SPEC], **options
+    )
+    streamed = MemorySink(folder / "checkpoint").run(stream)
+    assert as_counter(pair_records(streamed)) == as_counter(pair_records(batch.collect()))
+
+
+def test_a_restarted_stream_continues_and_rejects_come_with_reasons(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    rows = [
+        ("m1", "actSpeed_C1", BASE_MS + int(t), v, k)
+        if side == "left"
+        else ("m1", "vaTorque_C1", BASE_MS + int(t), v, k)
+        for k, (side, t, v) in enumerate(blocks_of_five(20))
+    ]
+    rows += [("m1", "actSpeed_C1", BASE_MS, 1.0, 20), ("m1", "vaTorque_C1", None, 1.0, 21)]
+    first, second = observation_stream(spark, [rows[:7]], tmp_path / "in"), None
+    pairs = MemorySink(tmp_path / "pairs").run(
+        complement_join(first, [SpecTemplate()], order="offset")
+    )
+    second = observation_stream(spark, [rows[:7], rows[7:]], tmp_path / "in")
+    found, rejected = complement_join(second, [SpecTemplate()], order="offset", rejected=True)
+    pairs += MemorySink(tmp_path / "pairs").run(found)
+    assert len(pairs) == 23  # the worked example without flush, over a restart
+    assert {p["quantity"] for p in pair_records(pairs)} == {"vaPower_C1"}
+    reasons = sorted(r.reason for r in MemorySink(tmp_path / "rejected").run(rejected))
+    assert reasons == [
+        f"late: below its series' watermark {BASE_MS + 14_000} ms (join vaPower_C1)",
+        "missing phenomenonTime",
+    ]
+
+
+def test_a_stream_needs_the_rocksdb_state_store(spark: SparkSession, tmp_path: Path) -> None:
+    key = "spark.sql.streaming.stateStore.providerClass"
+    kept = spark.conf.get(key)
+    stream = observation_stream(spark, [], tmp_path / "in")
+    spark.conf.set(
+        key, "org.apache.spark.sql.execution.streaming.state.HDFSBackedStateStoreProvider"
+    )
+    try:
+        with pytest.raises(ConfigError, match="needs the RocksDB state store"):
+            complement_join(stream, [SPEC])
+    finally:
+        spark.conf.set(key, kept)
