@@ -92,8 +92,8 @@ def geohash(lat: float, long: float) -> list[str]:
     >>> geohash(60.1710, 24.9414)
     ['60;24', '19', '74', '11']
     """
-    lat_digits = f"{abs(lat):.{GEOHASH_DIGITS + 2}f}".split(".")
-    long_digits = f"{abs(long):.{GEOHASH_DIGITS + 2}f}".split(".")
+    lat_digits = f"{abs(lat):.6f}".split(".")  # the digits of the payload's lat and long
+    long_digits = f"{abs(long):.6f}".split(".")
     levels = [f"{int(math.copysign(int(lat_digits[0]), lat))};{int(long_digits[0])}"]
     for index in range(GEOHASH_DIGITS):
         levels.append(lat_digits[1][index] + long_digits[1][index])

@@ -203,6 +203,7 @@ def _message(vehicle: _Vehicle, tst: int, root: str, faults: FeedFaults) -> tupl
     vehicle.no_fix_s = max(0, vehicle.no_fix_s - 1)
     path, route = vehicle.path, vehicle.route
     lat, long, heading = path.position(vehicle.s)
+    lat, long = round(lat, 6), round(long, 6)
     tunnel = path.in_tunnel(vehicle.s)
     local_start = _local(vehicle.journey_start_ms)
     start = local_start.strftime("%H:%M")
@@ -227,8 +228,8 @@ def _message(vehicle: _Vehicle, tst: int, root: str, faults: FeedFaults) -> tupl
         "tsi": tst // 1000,
         "spd": round(vehicle.speed, 2),
         "hdg": heading,
-        "lat": round(lat, 6) if fix else None,
-        "long": round(long, 6) if fix else None,
+        "lat": lat if fix else None,
+        "long": long if fix else None,
         "acc": round(rng.uniform(-0.3, 0.3) if vehicle.speed else 0.0, 2),
         "dl": vehicle.delay_s,
         "odo": round(vehicle.odometer),
