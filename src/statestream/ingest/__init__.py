@@ -1,12 +1,15 @@
-"""Getting machine data in: connectors receive raw events, processors turn them into records.
+"""Getting data in: connectors receive raw events, processors turn them into records.
 
 - `base`: the `Connector` and `Processor` abstractions, `RawEvent`, `MachineRecord`.
 - `machine_data`: `MachineRowProcessor`, wide row → one record per quantity.
-- `pipeline`: `IngestPipeline`, processor + envelope codec + idempotent Kafka producer + dead
-  letters, reporting which events are safely in Kafka.
+- `hfp`, `vehicle_positions`: HSL's HFP v2 VP events → `VehiclePosition` records and their codec.
+- `routes`: MQTT topic filter → processor, Kafka topic and encoding (`ingest.processors`).
+- `pipeline`: `IngestPipeline`, routes + idempotent Kafka producer + dead letters, reporting
+  which events are safely in Kafka.
 - `mqtt_connector`, `replay`: the MQTT subscription and the file/sequence replay connectors.
 - `envelope`: plain record JSON or the common event envelope (JSON or protobuf).
 - `simulator`, `simulate`: replaying real machine rows to MQTT or Kafka.
+- `vehicle_simulator`, `simulate_vehicles`: simulated HSL vehicles on a Helsinki network.
 """
 
 from importlib import resources
@@ -28,6 +31,7 @@ from statestream.ingest.envelope import (
     codec_for,
     event_descriptor_set,
 )
+from statestream.ingest.hfp import VehiclePositionProcessor
 from statestream.ingest.kafka_sink import KafkaRecordSink
 from statestream.ingest.machine_data import MachineRowProcessor
 from statestream.ingest.mqtt_connector import MqttConnector
@@ -41,7 +45,10 @@ from statestream.ingest.pipeline import (
 )
 from statestream.ingest.replay import ReplayConnector, file_lines
 from statestream.ingest.simulate import SimulationResult, run_simulation
+from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
 from statestream.ingest.simulator import Pacer, SimulationPlan
+from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
+from statestream.ingest.vehicle_simulator import FeedFaults, vehicle_events
 
 SAMPLE_FILE = Path(str(resources.files("statestream") / "data" / "machine_events.jsonl"))
 """The bundled sample: 5,000 rows of three CNC machines, 19,825 records (Apache License 2.0)."""
@@ -51,6 +58,7 @@ __all__ = [
     "SAMPLE_FILE",
     "Connector",
     "EventRejected",
+    "FeedFaults",
     "IngestCounts",
     "IngestPipeline",
     "JsonEnvelopeCodec",
@@ -67,6 +75,9 @@ __all__ = [
     "ReplayConnector",
     "SimulationPlan",
     "SimulationResult",
+    "VehiclePosition",
+    "VehiclePositionProcessor",
+    "VehicleSimulation",
     "codec_for",
     "connector_pipeline",
     "dead_letter_value",
@@ -75,4 +86,7 @@ __all__ = [
     "machine_data_pipeline",
     "routes_pipeline",
     "run_simulation",
+    "run_vehicle_simulation",
+    "vehicle_codec_for",
+    "vehicle_events",
 ]

@@ -5,8 +5,9 @@ A connector knows its source (an MQTT subscription, a file) and nothing of what 
 processor knows one kind of payload and nothing of where it came from. So a new processor needs no
 change to any connector, and one processor serves every connector:
 
-    pipeline = IngestPipeline(MachineRowProcessor(), sink)
-    MqttConnector(settings).run(pipeline, stop)         # or ReplayConnector(lines, "file").run(…)
+    pipeline = connector_pipeline(settings)   # a route per use case: topic filter → processor
+    MqttConnector(settings, topics=pipeline.topic_filters).run(pipeline, stop)
+    # or ReplayConnector(lines, "file").run(machine_data_pipeline(settings), stop)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from statestream.ingest.pipeline import IngestPipeline
@@ -58,10 +59,11 @@ class EventRejected(Exception):
 
 
 class Processor(ABC):
-    """Turns one raw event into zero or more records (filters, timestamp extraction, mapping)."""
+    """Turns one raw event into zero or more records (filters, timestamp extraction, mapping):
+    `MachineRecord`s, `VehiclePosition`s, … — its route (`routes.Route`) encodes them."""
 
     @abstractmethod
-    def process(self, event: RawEvent) -> Sequence[MachineRecord]:
+    def process(self, event: RawEvent) -> Sequence[Any]:
         """The records of `event`; raises `EventRejected` with the reason when it has none."""
 
 
