@@ -155,8 +155,11 @@ def geo(
     final one when the watermark (newest event time − geo.disorder_s) passes the window's end,
     again final for each late update within geo.allowed_lateness_s; later positions go to the
     late topic, undecodable ones to the dead-letter topic. Results go to analytics.vehicle.cells.
-    The other queries of the vehicle use case (`jobs.geo_queries`) run alongside, in the same
-    Spark application. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
+    The bunching alerts run alongside as their own query, in the same Spark application: two
+    vehicles of a route and direction within geo.bunching_m for geo.bunching_s of event time
+    give one alert per pair and episode on analytics.vehicle.alerts (checkpoint bunching, or
+    DIR-bunching beside --checkpoint DIR). Without --available-now it runs until stopped;
+    Ctrl-C stops it cleanly.
     """
     from statestream.jobs.geo_job import GeoJobOptions
     from statestream.jobs.geo_queries import start_vehicle_queries
