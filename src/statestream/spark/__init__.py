@@ -1,32 +1,37 @@
-"""statestream on Spark: the batch complement join of a DataFrame, and the patches.
+"""statestream on Spark: the complement join of a DataFrame, batch or streaming, and the patches.
 
-- `complement_join(df, specs, …)`: the pairs of a DataFrame of records (`batch_join`);
+- `complement_join(df, specs, …)`: the pairs of a DataFrame of records, batch (`batch_join`) or
+  streaming (`stream_join`);
+- `write_exactly_once(pairs, topic, …)`: a streaming DataFrame to Kafka, exactly once
+  (`exactly_once`);
 - `observations(wide_df, …)`: wide machine rows as records (`narrow`);
 - `statestream.spark.patches`: what statestream changes in Spark itself.
 
 Nothing here imports pyspark when imported: the worker daemon
-(`statestream.spark.patches.python_daemon`) runs before pyspark may be imported, so the two
+(`statestream.spark.patches.python_daemon`) runs before pyspark may be imported, so the
 functions are loaded when first used.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from statestream.spark.batch_join import complement_join
+    from statestream.spark.exactly_once import write_exactly_once
     from statestream.spark.narrow import observations
 
-__all__ = ["complement_join", "observations"]
+__all__ = ["complement_join", "observations", "write_exactly_once"]
+
+_HOMES = {
+    "complement_join": "statestream.spark.batch_join",
+    "observations": "statestream.spark.narrow",
+    "write_exactly_once": "statestream.spark.exactly_once",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "complement_join":
-        from statestream.spark.batch_join import complement_join
-
-        return complement_join
-    if name == "observations":
-        from statestream.spark.narrow import observations
-
-        return observations
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
