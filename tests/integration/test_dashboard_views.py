@@ -198,3 +198,30 @@ def test_the_fleet_of_1000_machines_renders_sorts_and_filters(dashboard, browser
         assert page.locator("section.thing").count() == 1  # that machine only
     finally:
         page.close()
+
+
+def test_the_machines_page_draws_24_machines_and_points_to_the_fleet(dashboard, browser) -> None:
+    ready = (
+        "window.statestreamDashboard?.state.historyLoaded && "
+        "window.statestreamDashboard.state.connected"
+    )
+    page = open_page(browser, f"{dashboard.url}?token={dashboard.token}", ready)
+    try:
+        start = int(time.time() * 1000)
+        power = {"phenomenonTime": start, "quantity": "vaPower_C11", "result": 1.0}
+        things = [f"P{number:02d}" for number in range(30)]
+        _produce(dashboard, [("out", f"{t}.vaPower_C11", {**power, "thing": t}) for t in things])
+        # Beyond the 24 cards (taken by the fleet test's machines, whose duty cycles are still on
+        # display, or by these), each machine is counted, not drawn.
+        page.wait_for_function(
+            "things => things.every((t) => window.statestreamDashboard.state.things.has(t)"
+            " || window.statestreamDashboard.state.notShown.has(t))",
+            arg=things,
+        )
+        assert page.locator("section.thing").count() == 24
+        shown = page.evaluate("window.statestreamDashboard.state.notShown.size")
+        assert shown >= 6
+        assert page.locator("#more-things .count").inner_text() == f"{shown:,}"
+        assert page.locator("#more-things a").get_attribute("href") == "fleet"
+    finally:
+        page.close()

@@ -6,6 +6,8 @@
 (() => {
   const PALETTE = ["#38bdf8", "#f472b6", "#a3e635", "#fbbf24", "#c084fc", "#2dd4bf"];
   const MAX_ALERTS = 30;
+  // Cards of charts a page can draw live; a bigger fleet is for /fleet, one machine for /?thing=.
+  const MAX_CARDS = 24;
 
   const state = {
     layout: null,
@@ -18,6 +20,7 @@
     historyPoints: 0,
     livePoints: 0,
     dirty: new Set(),
+    notShown: new Set(), // things beyond MAX_CARDS
   };
 
   const { clock, seriesChart, levelsChart, dutyChart } = window.statestreamCharts;
@@ -43,9 +46,17 @@
 
   // ---- things -------------------------------------------------------------------------------
 
+  // The card of a thing, made on first use; null beyond MAX_CARDS machines.
   function thingView(name) {
     let view = state.things.get(name);
     if (view) return view;
+    if (state.things.size >= MAX_CARDS) {
+      state.notShown.add(name);
+      const note = document.getElementById("more-things");
+      note.hidden = false;
+      note.querySelector(".count").textContent = state.notShown.size.toLocaleString("en");
+      return null;
+    }
     const card = document.getElementById("thing-template").content.firstElementChild.cloneNode(true);
     card.dataset.thing = name;
     card.querySelector(".thing-name").textContent = name;
@@ -102,7 +113,7 @@
   function addSeries(message) {
     if (!wanted(message.thing)) return 0;
     const view = thingView(message.thing);
-    const panel = view.charts.get(message.chart);
+    const panel = view && view.charts.get(message.chart);
     if (!panel) return 0;
     const chart = panel.chart;
     let dataset = chart.data.datasets.find((d) => d.label === message.quantity);
@@ -148,6 +159,7 @@
 
   function redrawResults(thing) {
     const view = thingView(thing);
+    if (!view) return;
     const mine = [...state.results.values()]
       .filter((r) => r.thing === thing)
       .sort((a, b) => a.component.localeCompare(b.component));
@@ -180,7 +192,9 @@
     const id = `${alert.key}@${alert.window_start}`;
     if (state.seenAlerts.has(id)) return;
     state.seenAlerts.add(id);
-    const list = thingView(alert.thing).card.querySelector(".alerts");
+    const view = thingView(alert.thing);
+    if (!view) return;
+    const list = view.card.querySelector(".alerts");
     list.querySelector(".none")?.remove();
     const item = document.createElement("li");
     const limit = alert.values.limit ?? state.layout.duty_cycle_limit;
