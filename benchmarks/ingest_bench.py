@@ -2,8 +2,10 @@
 
 The real sample, repeated (each pass shifted in time) to `rows` rows, is published at QoS 1, one
 row per message, by the simulator's publisher in this process, while `statestream connect mqtt`
-runs as its own process. The clock runs from the first publish until Kafka's high watermarks
-hold every record the rows stand for; rows/s and records/s are over that span. Fresh topics and
+runs as its own process, with the MQTT client of `client` (statestream's own or paho-mqtt; the
+publisher is statestream's in both cases, so the two runs differ in the connector only). The
+clock runs from the first publish until Kafka's high watermarks hold every record the rows stand
+for; rows/s and records/s are over that span. Fresh topics and
 a fresh MQTT session are used and removed at the end.
 """
 
@@ -41,6 +43,7 @@ class IngestBenchOptions:
     rows: int = 200_000
     qos: int = 1
     envelope: str | None = None  # None: as the settings say
+    client: str = "statestream"  # the connector's MQTT client: statestream or paho
     timeout_s: float = 600.0
 
 
@@ -94,6 +97,8 @@ def run(settings: Settings, options: IngestBenchOptions, say: Callable[[str], No
         "connector_cpu_us_per_row": round(cpu / options.rows * 1e6, 1),
         "qos": options.qos,
         "envelope": bench.ingest.envelope,
+        "client": bench.ingest.mqtt_client,
+        "tls": bench.mqtt.use_tls,
         "cpus": os.cpu_count(),
         "load_average_before": round(load_before[0], 2),
         "load_average_after": round(load_after[0], 2),
@@ -104,7 +109,7 @@ def _bench_settings(settings: Settings, name: str, options: IngestBenchOptions) 
     topics = settings.topics.model_copy(
         update={"machine_data": f"{name}.data", "dead_letter": f"{name}.dlq"}
     )
-    ingest_update: dict = {"client_id": name}
+    ingest_update: dict = {"client_id": name, "mqtt_client": options.client}
     if options.envelope is not None:
         ingest_update["envelope"] = options.envelope
     return settings.model_copy(

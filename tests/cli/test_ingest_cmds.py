@@ -90,6 +90,12 @@ def test_bench_ingest_prints_its_figures(local_services: Settings) -> None:
     records = sum(len(series) for series in expected_records(first_rows).values())
     assert (figures["rows"], figures["records"]) == (2000, records)
     assert figures["rows_per_s"] > 0 and figures["records_per_s"] > figures["rows_per_s"]
+    # --client both (the default): the same rows through a connector on paho-mqtt, all in Kafka
+    paho = figures["paho"]
+    assert (figures["client"], paho["client"]) == ("statestream", "paho")
+    assert (paho["rows"], paho["records"]) == (2000, records)
+    assert figures["tls"] and paho["tls"]
+    assert figures["ratio_to_paho"] == round(figures["rows_per_s"] / paho["rows_per_s"], 2)
 
 
 def test_connect_mqtt_refused_login_is_one_line(ingest: Settings) -> None:
@@ -99,8 +105,7 @@ def test_connect_mqtt_refused_login_is_one_line(ingest: Settings) -> None:
     result = _run(wrong, "connect", "mqtt")
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
-        f"error: the MQTT broker at {ingest.mqtt.client_address} refused the login: "
-        "not authorized"
+        f"error: the MQTT broker at {ingest.mqtt.client_address} refused the login: not authorized"
     ]
 
 

@@ -24,20 +24,48 @@ def bench_ingest(
         str | None,
         typer.Option("--envelope", help="none, json or protobuf (default: ingest.envelope)."),
     ] = None,
+    client: Annotated[
+        str,
+        typer.Option(
+            "--client",
+            help="The connector's MQTT client: statestream (its own), paho (paho-mqtt), or both "
+            "in turn with the ratio.",
+        ),
+    ] = "both",
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Simulator → Mosquitto → connector → Kafka at full speed: rows/s and records/s end to end.
 
     The sample repeated to --rows rows is published one row per message while `statestream
     connect mqtt` runs as its own process; the clock stops when Kafka holds every record.
-    Target: ≥ 20,000 rows/s. Needs the services running; uses fresh topics, removed at the end.
+    With --client both (the default) the run is made with statestream's MQTT client and then
+    with paho-mqtt in the connector, and the ratio printed. Target: ≥ 20,000 rows/s. Needs the
+    services running; uses fresh topics, removed at the end.
     """
     module = _benchmark("ingest_bench")
     if envelope is not None and envelope not in ("none", "json", "protobuf"):
         raise typer.BadParameter("none, json or protobuf", param_hint="--envelope")
-    options = module.IngestBenchOptions(rows=rows, qos=qos, envelope=envelope)
+    if client not in ("statestream", "paho", "both"):
+        raise typer.BadParameter("statestream, paho or both", param_hint="--client")
+    clients = ["statestream", "paho"] if client == "both" else [client]
     say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
-    figures = module.run(settings_from(ctx), options, say)
+    runs = {}
+    for name in clients:
+        say(f"connector with the {name} MQTT client")
+        options = module.IngestBenchOptions(rows=rows, qos=qos, envelope=envelope, client=name)
+        runs[name] = module.run(settings_from(ctx), options, say)
+    figures = runs[clients[0]]
+    if len(runs) == 2:
+        figures = {
+            **figures,
+            "paho": runs["paho"],
+            "ratio_to_paho": round(figures["rows_per_s"] / runs["paho"]["rows_per_s"], 2),
+            "paho_cpu_ratio": round(
+                runs["paho"]["connector_cpu_us_per_row"]
+                / max(figures["connector_cpu_us_per_row"], 0.1),
+                2,
+            ),
+        }
     if as_json:
         print(json.dumps(figures))
         return
@@ -48,7 +76,10 @@ def bench_ingest(
     for label, value in (
         ("rows (messages), QoS", f"{figures['rows']:,}, QoS {figures['qos']}"),
         ("records", f"{figures['records']:,}"),
-        ("envelope", figures["envelope"]),
+        (
+            "envelope, connector's MQTT client",
+            f"{figures['envelope']}, {figures['client']}" + (" over TLS" if figures["tls"] else ""),
+        ),
         ("seconds, first publish → last record in Kafka", f"{figures['seconds']}"),
         ("rows/s end to end", f"{figures['rows_per_s']:,} ({target} ≥ {TARGET_ROWS_PER_S:,})"),
         ("records/s end to end", f"{figures['records_per_s']:,}"),
@@ -59,9 +90,23 @@ def bench_ingest(
             f"{figures['load_average_before']} / {figures['load_average_after']} "
             f"({figures['cpus']} CPUs)",
         ),
+        *_paho_rows(figures),
     ):
         table.add_row(label, value)
     console.print(table)
+
+
+def _paho_rows(figures: dict) -> list[tuple[str, str]]:
+    """The paho run's rows of the table, when both clients were run."""
+    paho = figures.get("paho")
+    if paho is None:
+        return []
+    return [
+        ("paho-mqtt: rows/s end to end", f"{paho['rows_per_s']:,}"),
+        ("paho-mqtt: connector CPU per row", f"{paho['connector_cpu_us_per_row']} µs"),
+        ("statestream's client ÷ paho-mqtt, rows/s", f"{figures['ratio_to_paho']}×"),
+        ("paho-mqtt ÷ statestream's client, CPU per row", f"{figures['paho_cpu_ratio']}×"),
+    ]
 
 
 def register(app: typer.Typer) -> None:

@@ -282,6 +282,11 @@ class IngestSettings(_Section):
     client_id: str = Field(
         "statestream-connector", description="MQTT client id of the connector's persistent session"
     )
+    mqtt_client: Literal["statestream", "paho"] = Field(
+        "statestream",
+        description="the connector's MQTT client: statestream's own (batched packets, one "
+        "system call per batch) or paho-mqtt; `bench ingest --client` compares them",
+    )
     keepalive_s: int = Field(30, ge=5, le=65535)
     max_payload_bytes: int = Field(
         65_536, ge=1, description="a larger MQTT message goes to the dead-letter topic"

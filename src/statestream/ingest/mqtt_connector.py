@@ -20,6 +20,7 @@ from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import Connector, RawEvent
 from statestream.ingest.mqtt import ConnectionLost, MqttConnection, wire
+from statestream.ingest.mqtt.paho_connection import PahoConnection
 from statestream.ingest.pipeline import IngestPipeline
 
 log = logging.getLogger("statestream.connector")
@@ -81,9 +82,10 @@ class MqttConnector(Connector):
                 pipeline.flush()
                 return
 
-    def _connect(self) -> MqttConnection:
+    def _connect(self) -> MqttConnection | PahoConnection:
         self._generation += 1
-        connection = MqttConnection(
+        client = PahoConnection if self.settings.ingest.mqtt_client == "paho" else MqttConnection
+        connection = client(
             self.settings.mqtt,
             self.client_id,
             clean_session=False,
@@ -102,7 +104,10 @@ class MqttConnector(Connector):
         return ", ".join(self.topics)
 
     def _receive(
-        self, connection: MqttConnection, pipeline: IngestPipeline, stop: threading.Event
+        self,
+        connection: MqttConnection | PahoConnection,
+        pipeline: IngestPipeline,
+        stop: threading.Event,
     ) -> None:
         generation = self._generation
         while not stop.is_set():
@@ -119,15 +124,14 @@ class MqttConnector(Connector):
         connection.close()
 
     def _acknowledge(
-        self, connection: MqttConnection, tokens: list[object], generation: int
+        self, connection: MqttConnection | PahoConnection, tokens: list[object], generation: int
     ) -> None:
-        acks = bytearray()
+        packet_ids = []
         for token in tokens:
             if token is None:
                 continue
             token_generation, packet_id = token  # type: ignore[misc]
             if token_generation != generation:
                 continue  # received on a connection that is gone: the broker sends it again
-            acks += wire.ack_packet(wire.PUBACK, packet_id)
-        if acks:
-            connection.send(bytes(acks))
+            packet_ids.append(packet_id)
+        connection.acknowledge(packet_ids)
