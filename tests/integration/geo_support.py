@@ -16,7 +16,7 @@ from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_
 from tests.support import read_committed
 
 BASE_MS = 1_764_051_300_000  # a whole minute: 2026-11-25 06:15 UTC
-GEO_TOPICS = ("vehicle_positions", "vehicle_cells", "late", "dead_letter")
+GEO_TOPICS = ("vehicle_positions", "vehicle_cells", "vehicle_alerts", "late", "dead_letter")
 
 
 def geo_topic_settings(settings: Settings, name: str, partitions: int = 3) -> Settings:
@@ -25,13 +25,15 @@ def geo_topic_settings(settings: Settings, name: str, partitions: int = 3) -> Se
         update={
             "vehicle_positions": f"{name}.positions",
             "vehicle_cells": f"{name}.cells",
+            "vehicle_alerts": f"{name}.alerts",
             "late": f"{name}.late",
             "dead_letter": f"{name}.dlq",
         }
     )
     admin = AdminClient(settings.kafka.client_config())
     new = [NewTopic(topics.vehicle_positions, partitions, 1)]
-    new += [NewTopic(t, 1, 1) for t in (topics.vehicle_cells, topics.late, topics.dead_letter)]
+    outputs = (topics.vehicle_cells, topics.vehicle_alerts, topics.late, topics.dead_letter)
+    new += [NewTopic(t, 1, 1) for t in outputs]
     for future in admin.create_topics(new).values():
         future.result()
     return settings.model_copy(update={"topics": topics})

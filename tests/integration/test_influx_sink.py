@@ -42,9 +42,11 @@ def sink_settings(local_services: Settings, unique_name: str) -> Iterator[Settin
             "stats": f"{unique_name}.stats",
             "alerts": f"{unique_name}.alerts",
             "dead_letter": f"{unique_name}.dlq",
+            "vehicle_cells": f"{unique_name}.cells",
         }
     )
     names = [topics.machine_data, topics.machine_out, topics.stats, topics.alerts]
+    names.append(topics.vehicle_cells)
     admin = AdminClient(local_services.kafka.client_config())
     new = [NewTopic(n, 2, 1) for n in names] + [NewTopic(topics.dead_letter, 1, 1)]
     for future in admin.create_topics(new).values():

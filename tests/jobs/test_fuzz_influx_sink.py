@@ -36,6 +36,19 @@ TEMPLATES = {
     "machine_out": [PAIR],
     "machine_stats": [DUTY, LEVELS],
     "machine_alerts": [{**DUTY, "limit": 0.4}],
+    "vehicle_cells": [
+        {
+            "cell": "881126d339fffff",
+            "resolution": 8,
+            "window_start": 0,
+            "window_end": 60000,
+            "vehicles": 2,
+            "positions": 9,
+            "mean_speed": None,
+            "mean_delay": -4.5,
+            "final": True,
+        }
+    ],
 }
 SETTINGS = load_settings()
 STREAMS = sink_streams(SETTINGS)  # topic → measurement

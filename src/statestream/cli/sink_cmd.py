@@ -1,4 +1,4 @@
-"""`statestream run sink-influx`: the four topics into InfluxDB (added to the `run` group)."""
+"""`statestream run sink-influx`: the topics into InfluxDB (added to the `run` group)."""
 
 from __future__ import annotations
 
@@ -37,17 +37,17 @@ def sink_influx(
         ),
     ] = None,
 ) -> None:
-    """Write machine.data, machine.out and the statistics and alert topics to InfluxDB.
+    """Write machine.data, machine.out, the statistics, alert and vehicle-cell topics to InfluxDB.
 
-    Reads the four topics (read_committed) and writes measurements machine_data, machine_out,
-    machine_stats and machine_alerts to the database of the settings (created if missing), in
-    requests of influx_sink.points_per_request points. A point is its measurement, tags and time,
-    so writing a batch again doubles nothing. The Spark tasks write the points, each its own
-    partition. While InfluxDB is down the current batch waits and retries with backoff (a
-    warning per attempt) and the query does not move on; it continues when InfluxDB is back.
-    Records that cannot be points go to the dead-letter topic with the reason, exactly once.
-    Without --available-now it runs until stopped; Ctrl-C stops it cleanly (a batch that waits
-    for InfluxDB is written again on the next start).
+    Reads the five topics (read_committed) and writes measurements machine_data, machine_out,
+    machine_stats, machine_alerts and vehicle_cells to the database of the settings (created if
+    missing), in requests of influx_sink.points_per_request points. A point is its measurement, tags
+    and time, so writing a batch again doubles nothing. The Spark tasks write the points, each its
+    own partition. While InfluxDB is down the current batch waits and retries with backoff (a
+    warning per attempt) and the query does not move on; it continues when InfluxDB is back. Records
+    that cannot be points go to the dead-letter topic with the reason, exactly once. Without
+    --available-now it runs until stopped; Ctrl-C stops it cleanly (a batch that waits for InfluxDB
+    is written again on the next start).
     """
     from statestream.jobs.influx_sink_job import (
         InfluxSinkOptions,

@@ -1,6 +1,6 @@
-"""`statestream run sink-influx`: the raw, joined, statistics and alert topics into InfluxDB.
+"""`statestream run sink-influx`: the raw, joined, statistics, alert and cell topics into InfluxDB.
 
-One Spark Structured Streaming query reads the four topics (`read_committed`, so only committed
+One Spark Structured Streaming query reads its topics (`read_committed`, so only committed
 transactions of the exactly-once jobs); its tasks write their own partition of each micro-batch
 (`InfluxPartitionWriter`, through `mapInPandas`), and the driver only plans and commits:
 
@@ -121,11 +121,12 @@ def sink_streams(settings: Settings) -> dict[str, str]:
         topics.machine_out: "machine_out",
         topics.stats: "machine_stats",
         topics.alerts: "machine_alerts",
+        topics.vehicle_cells: "vehicle_cells",
     }
 
 
 def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOptions) -> DataFrame:
-    """The four topics as rows (topic, partition, offset, value as text), committed data only."""
+    """The sink's topics as rows (topic, partition, offset, value as text), committed data only."""
     reader = (
         spark.readStream.format("kafka")
         .options(**settings.kafka.spark_options())

@@ -6,6 +6,8 @@
 - `machine_stats`: tags thing, component, kind (and level for levels); field seconds (levels) or
   duty_cycle (duty_cycle), and window_end; time window_start.
 - `machine_alerts`: tags thing, component; fields duty_cycle, limit, window_end; time window_start.
+- `vehicle_cells`: tags cell, resolution; fields vehicles, positions, mean_speed and mean_delay
+  (left out when null), final (1.0 or 0.0), window_end; time window_start.
 
 A levels record becomes one point per level (tag `level`, e.g. `80-100`). Times are epoch ms;
 a pair's time may be a fraction of a millisecond (the middle of its two records), which is kept.
@@ -31,7 +33,7 @@ from typing import Any, Literal
 
 import orjson
 
-MEASUREMENTS = ("machine_data", "machine_out", "machine_stats", "machine_alerts")
+MEASUREMENTS = ("machine_data", "machine_out", "machine_stats", "machine_alerts", "vehicle_cells")
 Precision = Literal["ms", "u"]
 
 _MAX_ABS_TIME_MS = 9.2e15  # InfluxDB keeps int64 nanoseconds: ±9.22e18 ns
@@ -86,6 +88,7 @@ class PointBuilder:
             "machine_out": self._machine_out,
             "machine_stats": self._machine_stats,
             "machine_alerts": self._machine_alerts,
+            "vehicle_cells": self._vehicle_cells,
         }
 
     def points(self, measurement: str, value: str | bytes | None) -> list[Point]:
@@ -154,6 +157,30 @@ class PointBuilder:
         fields = (
             f"duty_cycle={_number(r, 'duty_cycle')},limit={_number(r, 'limit')},"
             f"window_end={_number(r, 'window_end')}"
+        )
+        return [Point(series, fields, _time(r, "window_start"))]
+
+    def _vehicle_cells(self, r: dict[str, Any]) -> list[Point]:
+        resolution = r.get("resolution")
+        if type(resolution) is not int:
+            raise BadRecord("resolution is missing or not an integer")
+        series = self._series_of("vehicle_cells", cell=_tag(r, "cell"), resolution=str(resolution))
+        final = r.get("final")
+        if type(final) is not bool:
+            raise BadRecord("final is missing or not true or false")
+        means = [
+            f"{name}={_number(r, name)}"
+            for name in ("mean_delay", "mean_speed")
+            if r.get(name) is not None
+        ]
+        fields = ",".join(
+            [
+                f"final={float(final)!r}",
+                *means,
+                f"positions={_number(r, 'positions')}",
+                f"vehicles={_number(r, 'vehicles')}",
+                f"window_end={_number(r, 'window_end')}",
+            ]
         )
         return [Point(series, fields, _time(r, "window_start"))]
 
