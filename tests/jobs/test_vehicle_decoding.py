@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import doctest
+import json
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import statestream.jobs.bunching_processor
 import statestream.jobs.vehicle_decoding
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 
+ENVELOPES = ["none", "json", "protobuf"]
 POSITION = VehiclePosition(
     22,
     1234,
@@ -42,7 +46,7 @@ def test_docstring_examples(module) -> None:
     assert result.attempted > 0 and result.failed == 0
 
 
-@pytest.mark.parametrize("envelope", ["none", "json", "protobuf"])
+@pytest.mark.parametrize("envelope", ENVELOPES)
 def test_every_envelope_decodes_to_the_same_columns(envelope: str) -> None:
     codec = vehicle_codec_for(envelope)
     no_fix = POSITION._replace(lat=None, long=None, speed=None, delay=None)
@@ -92,3 +96,50 @@ def test_unusable_values_are_rejected_with_their_reason() -> None:
         "route is not a non-empty string",
     ]
     assert rejects["raw"].tolist()[1:] == values[1:]
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=8,
+)
+
+
+@st.composite
+def kafka_values(draw) -> bytes | None:
+    """Anything on the topic: random bytes, random JSON, a position with random fields."""
+    kind = draw(st.sampled_from(["bytes", "json", "fields", "none"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=64))
+    if kind == "json":
+        return json.dumps(draw(JSON_VALUES)).encode()
+    if kind == "none":
+        return None
+    obj = json.loads(vehicle_codec_for("none").encode(POSITION, 0))
+    names = draw(st.lists(st.sampled_from(sorted(obj)), min_size=1, max_size=3, unique=True))
+    return json.dumps({**obj, **{name: draw(JSON_VALUES) for name in names}}).encode()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(kafka_values(), min_size=1, max_size=6), st.sampled_from(ENVELOPES))
+def test_any_value_is_a_usable_position_or_a_reject(values, envelope: str) -> None:
+    rows = pd.DataFrame(
+        {"key": "22/1234", "value": values, "partition": 0, "offset": range(len(values))}
+    )
+    positions, rejects = decode_vehicle_rows(rows, envelope)
+    assert sorted([*positions["offset"], *rejects["offset"]]) == list(range(len(values)))
+    assert all(isinstance(reason, str) and reason for reason in rejects["reason"])
+    assert positions["line"].str.len().gt(2).all()
+    assert positions["t"].between(0, 10**13).all()
+    fix = positions["lat"].notna()
+    assert fix.eq(positions["long"].notna()).all()
+    assert positions.loc[fix, "lat"].abs().le(90).all()
+    assert positions.loc[fix, "long"].abs().le(180).all()
+
+
+def test_a_deeply_nested_or_huge_value_is_a_reject() -> None:
+    values = [b"[" * 20_000 + b"]" * 20_000, b'{"vehicle": "' + b"x" * 1_500_000 + b'"}']
+    rows = pd.DataFrame({"key": "22/1", "value": values, "partition": 0, "offset": [0, 1]})
+    for envelope in ENVELOPES:
+        positions, rejects = decode_vehicle_rows(rows, envelope)
+        assert positions.empty and len(rejects) == 2

@@ -45,6 +45,7 @@ POSITION_COLUMNS = (
     "speed",
     "delay",
 )
+LATEST_EVENT_TIME_MS = 10**13  # in 2286: a later "time" is a mistake that would stall its vehicle
 
 
 def line_of(route: str, direction: int) -> str:
@@ -111,6 +112,8 @@ def _invalid(position: VehiclePosition) -> str | None:
         return "direction is not an integer"
     if type(position.oper) is not int or type(position.veh) is not int:
         return "oper and veh must be integers"
+    if not 0 <= position.event_time_ms <= LATEST_EVENT_TIME_MS:
+        return f"event time {position.event_time_ms} is not an epoch ms time"
     lat, long = position.lat, position.long
     if (lat is None) != (long is None):
         return "lat and long must both be given or both be null (no fix)"
