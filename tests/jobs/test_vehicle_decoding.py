@@ -120,7 +120,7 @@ def kafka_values(draw) -> bytes | None:
     return json.dumps({**obj, **{name: draw(JSON_VALUES) for name in names}}).encode()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(kafka_values(), min_size=1, max_size=6), st.sampled_from(ENVELOPES))
 def test_any_value_is_a_usable_position_or_a_reject(values, envelope: str) -> None:
     rows = pd.DataFrame(
