@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from statestream.cli._queries import failure_reason
+from statestream.cli._queries import failure_reason, ran_a_batch
 
 SPARK_FAILURE = """[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: Job \
 aborted due to stage failure: Task 1 in stage 15.0 failed 4 times, most recent failure: Lost \
@@ -26,3 +26,12 @@ def test_a_python_error_of_statestream_is_the_line() -> None:
 
 def test_without_one_the_first_line_is() -> None:
     assert failure_reason("something else\nmore") == "something else"
+
+
+def test_the_progress_of_a_query_waiting_for_data_is_no_batch() -> None:
+    """Spark's idle report carries the id of the batch to come (seen with PySpark 4.1.3):
+    taken for that batch, it hid the batch's own line once it ran."""
+    ran = {"batchId": 1, "durationMs": {"addBatch": 40, "latestOffset": 2, "triggerExecution": 60}}
+    idle = {"batchId": 2, "durationMs": {"latestOffset": 1, "triggerExecution": 1}}
+    assert ran_a_batch(ran)
+    assert not ran_a_batch(idle)

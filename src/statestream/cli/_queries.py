@@ -30,12 +30,21 @@ class Watched:
         if self.line is None:
             return
         for progress in self.query.recentProgress:
-            if progress["batchId"] > self.seen:
+            if progress["batchId"] > self.seen and ran_a_batch(progress):
                 self.seen = progress["batchId"]
                 console.print(prefix + self.line(progress), highlight=False, markup=False)
 
     def stop(self) -> None:
         self.query.stop()
+
+
+def ran_a_batch(progress: dict) -> bool:
+    """False for the progress Spark reports while a query waits for data (every 10 s).
+
+    That report carries the id of the batch still to come; taken for that batch, it would hide
+    the batch's own line when the batch runs.
+    """
+    return "addBatch" in (progress.get("durationMs") or {})
 
 
 def watch(queries: Sequence[Watched]) -> None:
