@@ -36,6 +36,9 @@ from statestream.services.mosquitto import MosquittoBroker
 from statestream.services.spark import spark_cluster
 
 _CLUSTER_PROCESS = re.compile(r"^(kafka(-\d+)?|spark-master|spark-worker-\d+)$")
+_STACK_FRAME = re.compile(r"^\s*(at |\.\.\. \d+ more|Caused by: )")
+_LOGGED_ERRORS = (" ERROR ", " FATAL ")
+_ERROR_WORDS = ("ERROR", "Error", "error", "Exception", "FATAL", "fatal")
 
 State = Literal["started", "running", "unhealthy", "stopped", "not running", "external"]
 
@@ -250,12 +253,17 @@ def _wait_until_ready(service: LocalService, pid: int) -> None:
 
 
 def _hint(service: LocalService) -> str:
-    """The last error line of the service's logs, as ': <line>' ('' when there is none)."""
-    words = ("ERROR", "Error", "error", "Exception", "FATAL", "fatal")
+    """The last error line of the service's logs, as ': <line>' ('' when there is none).
+
+    A line logged at level ERROR or FATAL says what went wrong in the service's own words, so it
+    comes before any other line naming an error or exception; a Java stack frame is never one.
+    """
     for log in (service.output_file, service.log_file):
-        for line in reversed(log_tail(log)):
-            if any(word in line for word in words):
-                return f": {line.strip()[:300]}"
+        lines = [line.strip() for line in log_tail(log) if not _STACK_FRAME.match(line)]
+        for words in (_LOGGED_ERRORS, _ERROR_WORDS):
+            for line in reversed(lines):
+                if any(word in line for word in words):
+                    return f": {line[:300]}"
     return ""
 
 
