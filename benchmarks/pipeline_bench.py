@@ -47,6 +47,7 @@ from benchmarks.pipeline_input import (
     scaled_sample,
     slice_size,
 )
+from benchmarks.spark_figures import per_core, spark_figures
 from benchmarks.spark_queries import ResultSizes, wait_for_first_batch
 from benchmarks.windowed_join_baseline import run_baseline
 from statestream.config import Settings
@@ -125,11 +126,12 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
         expected = expected_pairs(records, bench.specs(records))
         gc.freeze()  # the bench's own millions of objects: not for the writer's collections
         ResultSizes.install(spark)
-        figures: dict = {}
+        figures: dict = spark_figures(spark, settings)
         try:
             if options.warmup_records:
                 figures |= _warm_up(bench, records.head(options.warmup_records))
             figures |= _throughput(bench, records, expected)
+            figures["records_per_s_per_core"] = per_core(figures)
             figures |= _latency(bench)
             if options.burst_pairs:
                 figures |= burst(bench, options.burst_pairs)

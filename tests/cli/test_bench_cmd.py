@@ -87,3 +87,18 @@ def test_the_burst_part_prints_what_it_released_and_how_long_it_took() -> None:
     assert "1.234 s" in text
     assert "120 / 987 / 127 ms" in text
     assert "burst:" not in _text(_figures())
+
+
+def test_where_it_ran_and_records_per_core() -> None:
+    cluster = {
+        "spark_master": "spark://localhost:7077",
+        "spark_workers": 2,
+        "spark_worker_cores": 1,
+        "task_cores": 2,
+        "records_per_s_per_core": 21_500,
+    }
+    text = _text(_figures() | cluster)
+    assert "spark://localhost:7077: 2 workers × 1 cores" in text
+    assert "21,500 (2 cores)" in text
+    local = _text(_figures() | {"spark_master": "local[*,4]", "spark_workers": 0})
+    assert "local[*,4]" in local and "workers" not in local

@@ -182,8 +182,11 @@ def bench_pipeline(
        --baseline-records records of the same input (it is too slow for all of them): its
        records/s and the spec's pairs of those records it misses and adds.
 
-    Also the bytes each batch's tasks returned to the driver (Spark's own task metric
-    resultSize): the tasks write the output themselves, so it stays small whatever the batch.
+    Also where it ran (spark_master, spark_workers: the local standalone cluster's workers when
+    `services.spark_workers` > 0, else 0) and records/s per task core (task_cores: a local
+    master's threads, or the local cluster's workers × spark_worker_cores), and the bytes each
+    batch's tasks returned to the driver (Spark's own task metric resultSize): the tasks write
+    the output themselves, so it stays small whatever the batch.
     Needs the services running (`statestream services up`); its topics are deleted at the end.
     """
     from statestream.jobs.session import spark_session
@@ -242,7 +245,9 @@ def _pipeline_table(f: dict) -> Table:
             "warm-up (a join query of its own)",
             f"{f.get('warmup_records', 0):,} records, {f.get('warmup_seconds', 0)} s",
         ),
+        ("spark", _where(f)),
         ("join: records/s", f"{f['records_per_s']:,}"),
+        ("join: records/s per task core", _per_core(f)),
         ("join: records/s after the first batch", _after_first(f["sustained_records_per_s"])),
         ("join: pairs/s", f"{f['pairs_per_s']:,}"),
         ("join: pairs (expected)", f"{f['pairs']:,} ({f['expected_pairs']:,})"),
@@ -279,6 +284,19 @@ def _pipeline_table(f: dict) -> Table:
     for row in rows:
         table.add_row(*row)
     return table
+
+
+def _where(f: dict) -> str:
+    """The master, and the local cluster's workers when the bench ran on it."""
+    master = f.get("spark_master", "?")
+    if f.get("spark_workers"):
+        return f"{master}: {f['spark_workers']} workers × {f['spark_worker_cores']} cores"
+    return master
+
+
+def _per_core(f: dict) -> str:
+    per_core = f.get("records_per_s_per_core")
+    return f"{per_core:,} ({f['task_cores']} cores)" if per_core else "—"
 
 
 def _after_first(records_per_s: int | None) -> str:
