@@ -134,3 +134,18 @@ def _epoch_ms(tst: str) -> int:
 
 def _epoch_s(tst: str) -> int:
     return _epoch_ms(tst) // 1000
+
+
+def test_a_live_schedule_lets_a_message_go_when_it_is_due() -> None:
+    from statestream.bad_input import now_ms
+    from statestream.ingest.simulate_vehicles import LiveSchedule
+
+    now = now_ms()
+    timed = [(now - 5, "a", b"1"), (now, "b", b"2"), (now + 60_000, "c", b"3")]
+    schedule = LiveSchedule(iter(timed), offset_ms=0)
+    assert schedule.allowed(0) == 2  # the third is a minute away
+    assert schedule.wait_s(0) == 0.0
+    assert [next(schedule), next(schedule)] == [("a", b"1"), ("b", b"2")]
+    assert schedule.allowed(2) == 0 and 50 < schedule.wait_s(2) <= 60
+    assert next(schedule) == ("c", b"3")
+    assert schedule.allowed(3) == 1 and next(schedule, None) is None  # the end: one more look

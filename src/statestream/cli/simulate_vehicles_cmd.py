@@ -18,7 +18,12 @@ from statestream.cli._common import console, err_console, settings_from
 from statestream.cli.simulate_cmd import SimulationTarget
 from statestream.errors import InputError
 from statestream.ingest.simulate import SimulationResult
-from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
+from statestream.ingest.simulate_vehicles import (
+    LIVE,
+    Rate,
+    VehicleSimulation,
+    run_vehicle_simulation,
+)
 
 
 def simulate_vehicles(
@@ -30,7 +35,8 @@ def simulate_vehicles(
         str,
         typer.Option(
             "--rate",
-            help="Messages per second, or max (default: one per vehicle per second, real time).",
+            help="Messages per second, max, or live: each message when a real feed would "
+            "publish it (about one per vehicle and second; event time follows the clock).",
             metavar="MSGS_PER_S|max",
         ),
     ] = "live",
@@ -67,7 +73,7 @@ def simulate_vehicles(
     simulation = VehicleSimulation(
         vehicles=vehicles, duration_s=duration, seed=seed, root=topic_root
     )
-    messages_per_s = _messages_per_s(rate, vehicles)
+    messages_per_s = _messages_per_s(rate)
     with Progress(
         TextColumn("{task.description}"),
         TextColumn("{task.completed:,} messages"),
@@ -94,11 +100,12 @@ def simulate_vehicles(
     console.print(_summary(result, vehicles, qos))
 
 
-def _messages_per_s(text: str, vehicles: int) -> float | None:
-    """--rate: live (one message per vehicle per second), max (None: no limit) or a number."""
+def _messages_per_s(text: str) -> Rate:
+    """--rate: live (each message when a real feed would publish it), max (None: no limit) or
+    a number of messages per second."""
     word = text.strip().lower()
-    if word in ("live", "max"):
-        return float(vehicles) if word == "live" else None
+    if word in (LIVE, "max"):
+        return LIVE if word == LIVE else None
     try:
         rate = float(text)
     except ValueError:

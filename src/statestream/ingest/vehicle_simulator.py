@@ -71,10 +71,10 @@ class _Vehicle:
     no_fix_s: int = 0
     previous_geohash: list[str] | None = None
     held: list[tuple[int, str, bytes]] = field(default_factory=list)
+    path: Path = field(init=False)  # of the route in the current direction
 
-    @property
-    def path(self) -> Path:
-        return self.route.path(self.direction)
+    def __post_init__(self) -> None:
+        self.path = self.route.path(self.direction)
 
 
 def vehicle_events(
@@ -88,6 +88,21 @@ def vehicle_events(
 ) -> Iterator[tuple[str, bytes]]:
     """(topic, payload) of every VP event of `vehicles` vehicles over `duration_s` seconds from
     `start_ms` (default: now), in publishing order. `root` goes before `/hfp` in each topic."""
+    timed = timed_vehicle_events(vehicles, seed, start_ms, duration_s, root=root, faults=faults)
+    return ((topic, payload) for _, topic, payload in timed)
+
+
+def timed_vehicle_events(
+    vehicles: int = 50,
+    seed: int = 0,
+    start_ms: int | None = None,
+    duration_s: float = 60.0,
+    *,
+    root: str = "",
+    faults: FeedFaults | None = None,
+) -> Iterator[tuple[int, str, bytes]]:
+    """`vehicle_events` with the time each message is published (epoch ms, never decreasing):
+    (publish ms, topic, payload)."""
     faults = faults if faults is not None else FeedFaults()
     start = now_ms() if start_ms is None else int(start_ms)
     master = random.Random(seed)
@@ -104,16 +119,17 @@ def vehicle_events(
                 sequence += 1
                 heapq.heappush(queue, (publish_ms, sequence, topic, payload))
         while queue and queue[0][0] < now + 1000:
-            _, _, topic, payload = heapq.heappop(queue)
-            yield topic, payload
+            publish_ms, _, topic, payload = heapq.heappop(queue)
+            yield publish_ms, topic, payload
+    end = start + int(duration_s) * 1000
     for vehicle in fleet:  # still in a tunnel at the end: out they come
-        for publish_ms, topic, payload in vehicle.held:
+        for _, topic, payload in vehicle.held:
             sequence += 1
-            heapq.heappush(queue, (publish_ms, sequence, topic, payload))
+            heapq.heappush(queue, (end, sequence, topic, payload))
         vehicle.held.clear()
     while queue:
-        _, _, topic, payload = heapq.heappop(queue)
-        yield topic, payload
+        publish_ms, _, topic, payload = heapq.heappop(queue)
+        yield max(publish_ms, end), topic, payload
 
 
 def _fleet(count: int, master: random.Random, start_ms: int) -> list[_Vehicle]:
@@ -185,6 +201,7 @@ def _advance(vehicle: _Vehicle, metres: float) -> None:
 def _turn(vehicle: _Vehicle) -> None:
     """At the terminus: the next journey, the other way."""
     vehicle.direction = 3 - vehicle.direction
+    vehicle.path = vehicle.route.path(vehicle.direction)
     vehicle.s = vehicle.odometer = 0.0
     vehicle.journey += 1
     vehicle.journey_start_ms = -1  # set by the next message
