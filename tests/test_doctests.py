@@ -9,6 +9,9 @@ import pytest
 MODULES = [
     "statestream.bad_input",
     "statestream.formats",
+    "statestream.geo.cells",
+    "statestream.geo.window_cells",
+    "statestream.geo.windows",
     "statestream.ingest.envelope",
     "statestream.ingest.helsinki_network",
     "statestream.ingest.hfp",
@@ -18,6 +21,7 @@ MODULES = [
     "statestream.ingest.simulator",
     "statestream.ingest.vehicle_positions",
     "statestream.ingest.vehicle_simulator",
+    "statestream.jobs.geo_decoding",
     "statestream.jobs.output_rows",
     "statestream.jobs.record_decoding",
     "statestream.join.codec",
