@@ -12,6 +12,7 @@ import typer
 
 from statestream.cli import (
     bench_cmd,
+    bench_geo_cmd,
     bench_ingest_cmd,
     bench_sink_cmd,
     bench_spark_cmd,
@@ -37,6 +38,7 @@ from statestream.errors import StatestreamError
 config_cmd.register(app)
 join_cmd.register(app)
 bench_cmd.register(app)
+bench_geo_cmd.register(app)
 bench_ingest_cmd.register(app)
 bench_sink_cmd.register(app)
 bench_spark_cmd.register(app)
