@@ -60,6 +60,7 @@ def test_no_fix_is_a_position_without_coordinates() -> None:
     payload = json.dumps({"VP": {**VP_EVENT, "lat": None, "long": None}}).encode()
     [position] = processor.process(RawEvent(payload, VP_TOPIC, 0))
     assert position.lat is None and position.long is None and processor.without_fix == 1
+    assert processor.notes() == ["1 vehicle positions without a GPS fix"]
 
 
 def test_optional_values_may_be_missing() -> None:

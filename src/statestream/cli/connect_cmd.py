@@ -16,14 +16,12 @@ from statestream.cli._common import console, err_console, settings_from
 from statestream.ingest import (
     IngestCounts,
     IngestPipeline,
-    MachineRowProcessor,
     MqttConnector,
     ReplayConnector,
     connector_pipeline,
     file_lines,
     machine_data_pipeline,
 )
-from statestream.ingest.hfp import VehiclePositionProcessor
 
 connect_app = typer.Typer(
     help="Stream connectors: receive machine rows and vehicle positions from a source, write "
@@ -138,10 +136,7 @@ def _summary(pipeline: IngestPipeline, seconds: float, reconnects: int) -> str:
         f"{f' ({rejected})' if rejected else ''} in {seconds:.1f} s ({rate:,.0f} events/s)"
     )
     for processor in pipeline.processors:
-        if isinstance(processor, MachineRowProcessor) and processor.normalised_times:
-            line += f"; {processor.normalised_times:,} Timestamps normalised to ms"
-        if isinstance(processor, VehiclePositionProcessor) and processor.without_fix:
-            line += f"; {processor.without_fix:,} vehicle positions without a GPS fix"
+        line += "".join(f"; {note}" for note in processor.notes())
     return line + (f"; {reconnects} reconnects" if reconnects else "")
 
 

@@ -66,6 +66,11 @@ class Processor(ABC):
     def process(self, event: RawEvent) -> Sequence[Any]:
         """The records of `event`; raises `EventRejected` with the reason when it has none."""
 
+    def notes(self) -> list[str]:
+        """What is worth a word in a summary besides the counts (e.g. "12 Timestamps
+        normalised to ms"); none by default."""
+        return []
+
 
 class Connector(ABC):
     """Receives raw events from one external source and hands each to an `IngestPipeline`.

@@ -186,6 +186,11 @@ class VehiclePositionProcessor(Processor):
         )
         return [position]
 
+    def notes(self) -> list[str]:
+        if not self.without_fix:
+            return []
+        return [f"{self.without_fix:,} vehicle positions without a GPS fix"]
+
 
 def _vp_object(payload: bytes) -> dict[str, Any]:
     try:

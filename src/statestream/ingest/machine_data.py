@@ -43,3 +43,8 @@ class MachineRowProcessor(Processor):
             self.normalised_times += 1
         thing, time_ms = row.thing, row.time_ms
         return [MachineRecord(thing, quantity, time_ms, value) for quantity, value in row.values]
+
+    def notes(self) -> list[str]:
+        if not self.normalised_times:
+            return []
+        return [f"{self.normalised_times:,} Timestamps normalised to ms"]
