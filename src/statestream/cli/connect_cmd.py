@@ -13,6 +13,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from statestream.cli._common import console, err_console, settings_from
+from statestream.errors import InputError
 from statestream.ingest import (
     IngestCounts,
     IngestPipeline,
@@ -36,7 +37,9 @@ def connect_mqtt(
     topic: Annotated[
         str | None,
         typer.Option(
-            "--topic", help="MQTT topic filter of the machine rows (default: mqtt.topic)."
+            "--topic",
+            help="MQTT topic filter of the machine rows (default: mqtt.topic; not with "
+            "ingest.processors set).",
         ),
     ] = None,
     client_id: Annotated[
@@ -63,6 +66,11 @@ def connect_mqtt(
     """
     settings = settings_from(ctx)
     if topic is not None:
+        if settings.ingest.processors is not None:
+            raise InputError(
+                "--topic sets mqtt.topic, the machine filter of the default processors; "
+                "ingest.processors is set, so change the filter there"
+            )
         settings = settings.model_copy(
             update={"mqtt": settings.mqtt.model_copy(update={"topic": topic})}
         )
