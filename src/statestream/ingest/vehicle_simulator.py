@@ -133,19 +133,22 @@ def timed_vehicle_events(
 
 
 def _fleet(count: int, master: random.Random, start_ms: int) -> list[_Vehicle]:
-    """`count` vehicles spread over the routes and both directions, a few of them bunched."""
+    """`count` vehicles spread over the routes and both directions; every `BUNCHED_EVERY`th
+    starts 40–120 m behind the vehicle before it, on its line (a bunched pair)."""
     routes = network()
     fleet: list[_Vehicle] = []
+    lines = 0  # vehicles placed on a line of their own so far
     for index in range(count):
-        route = routes[index % len(routes)]
-        direction = 1 + (index // len(routes)) % 2
         rng = random.Random(master.getrandbits(64))
-        length = route.path(direction).length_m
-        s = rng.uniform(0.0, length * 0.9)
         if index % BUNCHED_EVERY == BUNCHED_EVERY - 1 and fleet:
-            ahead = _same_line(fleet, route, direction)
-            if ahead is not None:
-                s = max(0.0, ahead.s - rng.uniform(40.0, 120.0))
+            ahead = fleet[-1]
+            route, direction = ahead.route, ahead.direction
+            s = max(0.0, ahead.s - rng.uniform(40.0, 120.0))
+        else:
+            route = routes[lines % len(routes)]
+            direction = 1 + (lines // len(routes)) % 2
+            s = rng.uniform(0.0, route.path(direction).length_m * 0.9)
+            lines += 1
         tram = route.mode == "tram"
         oper = TRAM_OPERATOR if tram else BUS_OPERATORS[index % len(BUS_OPERATORS)]
         vehicle = _Vehicle(oper, (400 if tram else 1000) + index, route, direction, s, rng,
@@ -156,13 +159,6 @@ def _fleet(count: int, master: random.Random, start_ms: int) -> list[_Vehicle]:
         vehicle.journey = 1 + rng.randrange(900)
         fleet.append(vehicle)
     return fleet
-
-
-def _same_line(fleet: list[_Vehicle], route: Route, direction: int) -> _Vehicle | None:
-    for vehicle in reversed(fleet):
-        if vehicle.route is route and vehicle.direction == direction:
-            return vehicle
-    return None
 
 
 def _drive(vehicle: _Vehicle) -> None:
