@@ -25,6 +25,7 @@ import numpy as np
 
 from statestream.geo import assign_cells
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
+from statestream.jobs.vehicle_decoding import LATEST_EVENT_TIME_MS
 
 _VEHICLE_BITS = 32
 
@@ -75,11 +76,13 @@ def _decoded(codec, value: bytes | None) -> tuple[VehiclePosition | None, str | 
             raise TypeError("oper and veh must be integers")
         if not 0 <= position.oper < 2**31 or not 0 <= position.veh < 2**_VEHICLE_BITS:
             raise ValueError(f"oper {position.oper} or veh {position.veh} out of range")
-        int(position.event_time_ms)
+        event_time = int(position.event_time_ms)
     except RecursionError:
         return None, "not a vehicle position: nested too deeply"
     except Exception as exc:  # any decoder's error: the value is refused, the query goes on
         return None, f"not a vehicle position: {type(exc).__name__}: {exc}"
+    if not 0 <= event_time <= LATEST_EVENT_TIME_MS:
+        return None, f"event time {event_time} is not an epoch ms time"
     lat, long = numbers[0], numbers[1]
     if (lat is None) != (long is None):
         return None, f"lat {lat} and long {long}: both or neither must be given"
