@@ -1,8 +1,10 @@
-"""Run on the local Spark cluster of the settings: a trivial job, then the join of a small topic.
+"""Run on the local Spark cluster of the settings: a trivial job, the join, the statistics.
 
 `python -m tests.integration.cluster_job` prints one JSON line: the session's master, the
-executors, the trivial job's answer, and the streaming join's pairs against the offline join's.
-It runs in its own process because the test suite has one SparkSession per run (a local one).
+executors, the trivial job's answer, the streaming join's pairs against the offline join's, and
+the statistics query (over the join's pairs) against the pandas reference, as in local mode
+(tests/integration/test_stats_sample.py). It runs in its own process because the test suite has
+one SparkSession per run (a local one).
 """
 
 from __future__ import annotations
@@ -11,13 +13,19 @@ import json
 import time
 
 import pandas as pd
+import pytest
+from pyspark.sql import SparkSession
 
-from statestream.config import ensure_local_secrets, load_settings
+from statestream.config import Settings, ensure_local_secrets, load_settings
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.jobs.session import spark_session
+from statestream.jobs.stats_job import StatsJobOptions, start_stats_query, stats_spec
 from statestream.join import SpecTemplate
 from statestream.services.topics import create_topics
+from tests.integration.stats_support import latest_results, power_frame
 from tests.integration.test_join_job import _narrow_lines, _offline, _pair_key, _produce, _read_json
+from tests.integration.test_stats_sample import RATED_KW
+from tests.stats.reference import reference_statistics
 
 
 def main() -> None:
@@ -53,9 +61,37 @@ def main() -> None:
         "distinct_pairs": len({_pair_key(p) for p in got}),
         "equal": {_pair_key(p) for p in got} == {_pair_key(p) for p in expected},
         "expected_pairs": len(expected),
+        **_statistics(spark, settings),
     }
     spark.stop()
     print(json.dumps(result))
+
+
+def _statistics(spark: SparkSession, settings: Settings) -> dict[str, object]:
+    """The statistics query over the join's pairs against the pandas reference of the same."""
+    stats = settings.stats.model_copy(update={"rated_power_kw": RATED_KW})
+    settings = settings.model_copy(update={"stats": stats})
+    query = start_stats_query(
+        spark, settings, StatsJobOptions(available_now=True, query_name="cluster_stats")
+    )
+    query.awaitTermination()
+    pairs = _read_json(settings, settings.topics.machine_out)
+    expected = reference_statistics(power_frame(pairs), stats_spec(settings))
+    levels, duty = latest_results(_read_json(settings, settings.topics.stats))
+    alerts = _read_json(settings, settings.topics.alerts)
+    late = [r for r in _read_json(settings, settings.topics.late) if r.get("stage") == "stats"]
+    return {
+        "stats_error": str(query.exception()) if query.exception() else None,
+        "level_windows": len(levels),
+        "duty_windows": len(duty),
+        "alerts": len(alerts),
+        "levels_equal": levels == expected.levels,
+        "duty_equal": duty == pytest.approx(expected.duty),
+        "alerts_equal": {(a["thing"], a["component"], a["window_start"]) for a in alerts}
+        == {key for key, value in expected.duty.items() if value > 0.4},
+        "stats_late": len(late),
+        "expected_stats_late": int(expected.late.sum()),
+    }
 
 
 if __name__ == "__main__":

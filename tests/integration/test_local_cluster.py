@@ -1,27 +1,40 @@
-"""A Spark standalone cluster of 2 workers and 3 Kafka brokers, started as `services up` does.
+"""A Spark standalone cluster of 2 workers and 3 Kafka brokers, started as `services up` does:
+the same answers as in local mode, and exactly once when a worker, a broker or the driver dies.
 
 Own data folder and own ports, so a developer's running services are never touched; MQTT and
-InfluxDB point at another machine, so `up` leaves them out. Everything is stopped at the end and
-no process of the data folder may outlive the module.
+InfluxDB point at another machine, so `up` leaves them out. One cluster for the whole module;
+a test that kills a node starts it again. Everything is stopped at the end and no process of the
+data folder may outlive the module.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import random
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient
 
-from statestream.services._process import command_line
+from statestream.join import SpecTemplate
+from tests.integration.cluster_support import (
+    REPO,
+    JoinProcess,
+    clean_environment,
+    cluster_environment,
+    cluster_settings,
+    kill_service,
+    leader_of,
+    our_processes,
+    produce_acks_all,
+    replicated_topics,
+    services_up,
+    topic_environment,
+)
+from tests.integration.test_join_job import _narrow_lines, _offline, _pair_key, _read_json
 from tests.support import run_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
@@ -34,53 +47,15 @@ ROLES = {
     "spark-worker-1",
     "spark-worker-2",
 }
-
-
-def _free_range(count: int) -> int:
-    """The first of `count` consecutive TCP ports nobody listens on."""
-    for _ in range(50):
-        first = random.randrange(20_000, 30_000)
-        with ExitStack() as stack:
-            try:
-                for port in range(first, first + count):
-                    stack.enter_context(socket.socket()).bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return first
-    raise AssertionError("no free port range")
-
-
-def _our_processes(data_dir: Path) -> list[str]:
-    """The command lines of the processes that run from `data_dir`."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            args = command_line(int(proc.name))
-            if args and str(data_dir) in " ".join(args):
-                found.append(" ".join(args)[:160])
-    return found
+ROWS = 1000  # rows of the sample in a failure test: ~5,400 records, ~8 batches
+PER_BATCH = "700"
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     """The environment of a running cluster (`services up` done, with its duration in s)."""
     data_dir = tmp_path_factory.mktemp("cluster") / "data"
-    kafka, spark = _free_range(6), _free_range(6)
-    env = {
-        "STATESTREAM_PATHS__DATA_DIR": str(data_dir),
-        "STATESTREAM_KAFKA__BOOTSTRAP_SERVERS": f"localhost:{kafka}",
-        "STATESTREAM_KAFKA__CONTROLLER_PORT": str(kafka + 1),
-        "STATESTREAM_KAFKA__BROKER_HEAP": "512m",
-        "STATESTREAM_MQTT__HOST": "mqtt.invalid",
-        "STATESTREAM_INFLUX__URL": "http://influx.invalid:8086",
-        "STATESTREAM_SERVICES__KAFKA_BROKERS": "3",
-        "STATESTREAM_SERVICES__SPARK_WORKERS": "2",
-        "STATESTREAM_SERVICES__SPARK_WORKER_MEMORY": "1g",
-        "STATESTREAM_SERVICES__SPARK_MASTER_PORT": str(spark),
-        "STATESTREAM_SERVICES__SPARK_MASTER_UI_PORT": str(spark + 1),
-        "STATESTREAM_SERVICES__SPARK_WORKER_PORT": str(spark + 2),
-        "STATESTREAM_SERVICES__SPARK_WORKER_UI_PORT": str(spark + 4),
-    }
+    env = cluster_environment(data_dir)
     started = time.monotonic()
     up = run_cli("services", "up", env=env, inherit_settings=False, timeout_s=240)
     env["UP_S"] = f"{time.monotonic() - started:.1f}"
@@ -90,7 +65,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
     finally:
         down = run_cli("services", "down", env=env, inherit_settings=False, timeout_s=180)
         assert down.exit_code == 0, down.stderr
-        assert _our_processes(data_dir) == []
+        assert our_processes(data_dir) == []
+
+
+@pytest.fixture
+def cluster_env(cluster: dict[str, str]) -> dict[str, str]:
+    """The cluster's settings as environment, without the start-up figure."""
+    return {k: v for k, v in cluster.items() if k != "UP_S"}
 
 
 def test_status_json_has_one_running_object_per_process(cluster: dict[str, str]) -> None:
@@ -116,28 +97,105 @@ def test_topics_have_three_replicas(cluster: dict[str, str]) -> None:
     assert all(len(p.isrs) == 3 for p in partitions)
 
 
-def test_join_on_the_cluster_equals_the_offline_join(cluster: dict[str, str]) -> None:
-    env = {k: v for k, v in cluster.items() if k != "UP_S"}
+def test_join_and_stats_on_the_cluster_equal_local_mode(cluster_env: dict[str, str]) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "tests.integration.cluster_job"],
-        env={**_clean_environment(), **env},
+        env={**clean_environment(), **cluster_env},
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=300,
         check=False,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=REPO,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     print(result)
-    port = cluster["STATESTREAM_SERVICES__SPARK_MASTER_PORT"]
+    port = cluster_env["STATESTREAM_SERVICES__SPARK_MASTER_PORT"]
     assert result["master"] == f"spark://localhost:{port}"
     assert result["executors"] == 2
     assert result["trivial"] == sum(range(1, 1001))
     assert result["query_error"] is None
     assert result["pairs"] == result["distinct_pairs"] == result["expected_pairs"] > 0
     assert result["equal"]
+    assert result["stats_error"] is None
+    assert result["level_windows"] > 100 and result["duty_windows"] > 1000
+    assert result["levels_equal"] and result["duty_equal"]
+    assert result["alerts"] > 0 and result["alerts_equal"]
+    assert result["stats_late"] == result["expected_stats_late"]
 
 
-def _clean_environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("STATESTREAM_")}
+def _assert_exactly_once(settings, lines: list[bytes]) -> None:
+    """Every pair of the offline join in read_committed output, none missing, none twice."""
+    expected = {_pair_key(p) for p in _offline(lines, SpecTemplate())[0]}
+    got = [_pair_key(p) for p in _read_json(settings, settings.topics.machine_out)]
+    assert len(got) == len(set(got)), "a pair was written twice"
+    assert set(got) == expected
+
+
+def test_a_killed_worker_loses_and_repeats_no_pair(
+    cluster_env: dict[str, str], unique_name: str, tmp_path: Path
+) -> None:
+    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
+    lines = _narrow_lines("time", ROWS)
+    produce_acks_all(settings, lines)
+    env = {**cluster_env, **topic_environment(settings)}
+    options = ("--available-now", "--max-offsets-per-trigger", PER_BATCH)
+    job = JoinProcess(env, tmp_path / "checkpoint", *options)
+    try:
+        job.wait_for_batches(1)
+        kill_service(settings, "spark-worker-2")  # the worker, its executor, its Python workers
+        assert job.finish() == 0, job.failure()
+    finally:
+        job.kill()
+        services_up(cluster_env)  # worker 2 again, for the next tests
+    assert len(job.batches) >= 2, "the job had no batch left after the kill"
+    assert job.records_in == len(lines)
+    _assert_exactly_once(settings, lines)
+
+
+def test_a_broker_down_and_back_loses_and_repeats_no_pair(
+    cluster_env: dict[str, str], unique_name: str, tmp_path: Path
+) -> None:
+    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
+    lines = _narrow_lines("time", ROWS)
+    thirds = [lines[: len(lines) // 3], lines[len(lines) // 3 : 2 * len(lines) // 3]]
+    thirds.append(lines[2 * len(lines) // 3 :])
+    produce_acks_all(settings, thirds[0])
+    env = {**cluster_env, **topic_environment(settings)}
+    job = JoinProcess(env, tmp_path / "checkpoint", "--max-offsets-per-trigger", PER_BATCH)
+    try:
+        job.wait_for_batches(1)
+        leader = leader_of(settings, settings.topics.machine_data)
+        kill_service(settings, f"kafka-{leader}")
+        produce_acks_all(settings, thirds[1])  # acks=all: 2 of 3 replicas are min.insync
+        job.wait_for_records(len(thirds[0]) + len(thirds[1]))  # the query runs on two brokers
+        services_up(cluster_env)  # the broker again
+        produce_acks_all(settings, thirds[2])
+        job.wait_for_records(len(lines))
+        assert job.process.poll() is None, "the query stopped"
+    finally:
+        job.kill()
+        services_up(cluster_env)
+    _assert_exactly_once(settings, lines)
+
+
+def test_a_killed_driver_continues_from_its_checkpoint(
+    cluster_env: dict[str, str], unique_name: str, tmp_path: Path
+) -> None:
+    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
+    lines = _narrow_lines("time", ROWS)
+    produce_acks_all(settings, lines)
+    env = {**cluster_env, **topic_environment(settings)}
+    checkpoint = tmp_path / "checkpoint"
+    job = JoinProcess(env, checkpoint, "--max-offsets-per-trigger", PER_BATCH)
+    try:
+        job.wait_for_batches(2)
+    finally:
+        job.kill()  # the driver: the master ends its executors
+    again = JoinProcess(env, checkpoint, "--available-now", "--max-offsets-per-trigger", PER_BATCH)
+    try:
+        assert again.finish() == 0, again.failure()
+    finally:
+        again.kill()
+    assert again.batches and again.batches[0][0] >= 2, "it did not continue from its checkpoint"
+    _assert_exactly_once(settings, lines)
