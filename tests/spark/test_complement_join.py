@@ -20,16 +20,16 @@ from statestream.join import JoinRouter, JoinSpec, SpecTemplate
 from statestream.offline_join import join_lines
 from statestream.spark import complement_join, observations
 from statestream.testing import blocks_of_five
+from statestream.testing.spark import OBSERVATIONS, observation_frame
 
 pytestmark = pytest.mark.integration
 
-SCHEMA = "thing string, quantity string, phenomenonTime long, result double, offset long"
+SCHEMA = OBSERVATIONS  # thing, quantity, phenomenonTime (ms), result, offset
 BASE_MS = 1_700_000_000_000
 SPEC = JoinSpec("L", "R", "out", function="product")
 
 
-def frame(spark: SparkSession, rows: list[tuple], schema: str = SCHEMA) -> DataFrame:
-    return spark.createDataFrame(rows, schema)
+frame = observation_frame
 
 
 def collected(pairs: DataFrame, time_to_ms: float = 1.0) -> Counter:

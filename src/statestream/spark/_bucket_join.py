@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from statestream.join import (
     DUPLICATE,
@@ -45,6 +46,8 @@ OUTPUT_COLUMNS = {
     "o": "rejected: the record's arrival order",
     "reason": "rejected: why",
 }
+# without rejected records, only the pairs' columns: no kind, no columns of nulls to convert
+PAIR_COLUMNS = [name for name in OUTPUT_COLUMNS if name != "kind"][:8]
 
 
 @dataclass(frozen=True)
@@ -67,12 +70,28 @@ class BucketJoin:
     times_from_engine: bool = False
 
     def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
+        frame, steps = self._run(frame)
+        return self.output(steps, frame)
+
+    def arrow(self, table: pa.Table, schema: pa.Schema) -> pa.Table:
+        """The same on an Arrow table, the output an Arrow table in `schema` (Spark's
+        `applyInArrow`): the pairs' columns go to Arrow as they are, no pandas frame is built."""
+        frame, steps = self._run(table.to_pandas())
+        if self.rejected:
+            out = self.output(steps, frame)
+            return pa.Table.from_pandas(out, schema=schema, preserve_index=False)
+        pairs = self._pairs(steps, frame)
+        if not pairs:
+            return schema.empty_table()
+        return pa.table([pa.array(pairs[f.name], type=f.type) for f in schema], schema=schema)
+
+    def _run(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[RoutedSteps]]:
         frame = self.in_arrival_order(frame)
         router = JoinRouter(self.specs)
         steps = [self.process(router, frame)]
         if self.flush:
             steps.append(router.finish())
-        return self.output(steps, frame)
+        return frame, steps
 
     def in_arrival_order(self, frame: pd.DataFrame) -> pd.DataFrame:
         keys = ["o", "t", "row"] if self.has_order else ["t", "row"]
@@ -87,12 +106,18 @@ class BucketJoin:
             frame["v"].to_numpy(dtype=np.float64),
         )
 
+    @property
+    def columns(self) -> list[str]:
+        """The output's columns: `PAIR_COLUMNS`, or all `OUTPUT_COLUMNS` with `rejected`."""
+        return list(OUTPUT_COLUMNS) if self.rejected else PAIR_COLUMNS
+
     def output(self, steps: Sequence[RoutedSteps], frame: pd.DataFrame) -> pd.DataFrame:
-        """The flat rows (`OUTPUT_COLUMNS`) of `steps`' pairs and, if asked, of the records the
-        first step rejected."""
-        parts = [self._pairs(step, frame) for step in steps]
-        if self.rejected:
-            parts.append(self._rejected(steps[0], frame))
+        """The flat rows (`columns`) of `steps`' pairs and, if asked, of the records the first
+        step rejected."""
+        pairs = self._pairs(steps, frame)
+        if not self.rejected:
+            return pd.DataFrame(pairs, columns=PAIR_COLUMNS)
+        parts = [pd.DataFrame(pairs).assign(kind=PAIR), self._rejected(steps[0], frame)]
         parts = [_nullable_ints(part) for part in parts if len(part)]
         out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         out = out.reindex(columns=list(OUTPUT_COLUMNS))
@@ -109,32 +134,33 @@ class BucketJoin:
             return np.rint(left).astype(np.int64), np.rint(right).astype(np.int64)
         return left, right
 
-    def _pairs(self, step: RoutedSteps, frame: pd.DataFrame) -> pd.DataFrame:
+    def _pairs(self, steps: Sequence[RoutedSteps], frame: pd.DataFrame) -> dict[str, np.ndarray]:
+        """The pairs of all `steps` as columns (`PAIR_COLUMNS`), built once."""
         t = frame["t"].to_numpy()
         index = {spec: k for k, spec in enumerate(self.specs)}
-        parts = []
-        for spec, things, pairs in step.pairs_by_spec():
-            left_t, right_t = self._times(pairs, t)
-            if self.integer_time:
-                pair_t = (left_t + right_t) // 2
-            else:
-                pair_t = (left_t.astype(np.float64) + right_t) / 2.0
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "kind": PAIR,
-                        "spec": index[spec],
-                        "thing": things,
-                        "pair_t": pair_t,
-                        "result": pairs.result,
-                        "left_t": left_t,
-                        "left_v": pairs.left_v,
-                        "right_t": right_t,
-                        "right_v": pairs.right_v,
-                    }
-                )
-            )
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in PAIR_COLUMNS}
+        for step in steps:
+            for spec, things, pairs in step.pairs_by_spec():
+                left_t, right_t = self._times(pairs, t)
+                if self.integer_time:
+                    pair_t = (left_t + right_t) // 2
+                else:
+                    pair_t = (left_t.astype(np.float64) + right_t) / 2.0
+                columns = {
+                    "spec": np.full(len(things), index[spec], dtype=np.int32),
+                    "thing": things,
+                    "pair_t": pair_t,
+                    "result": pairs.result,
+                    "left_t": left_t,
+                    "left_v": pairs.left_v,
+                    "right_t": right_t,
+                    "right_v": pairs.right_v,
+                }
+                for name, column in columns.items():
+                    parts[name].append(column)
+        if not parts["spec"]:
+            return {}
+        return {name: np.concatenate(column) for name, column in parts.items()}
 
     def _rejected(self, step: RoutedSteps, frame: pd.DataFrame) -> pd.DataFrame:
         """The records the engine did not accept (late, duplicate, malformed), with reasons."""

@@ -1,4 +1,4 @@
-"""The flat rows of a bucket join (`_bucket_join.OUTPUT_COLUMNS`) shaped as the caller's output:
+"""The flat rows of a bucket join (`_bucket_join.BucketJoin.columns`) shaped as the caller's output:
 the pairs as the spec's output record, the rejected rows in the input's columns and a reason.
 
 Shared by the batch and the streaming `complement_join`; the quantities of a pair's spec come
@@ -8,7 +8,7 @@ from columns a stream's processor fills.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -16,13 +16,16 @@ from pyspark.sql import types as T
 
 from statestream.join import JoinSpec
 from statestream.spark._batch_input import InputColumns, TimeKind
-from statestream.spark._bucket_join import OUTPUT_COLUMNS, REJECTED
+from statestream.spark._bucket_join import PAIR, REJECTED
 
 SpecNames = Callable[[str], Column]  # role (left, right, result) → the quantity of a row's spec
 
 
-def output_schema(grouped: DataFrame, kind: TimeKind, extra: tuple[str, ...] = ()) -> T.StructType:
-    """The schema of the flat rows of `grouped`'s bucket join; `extra`: string columns after."""
+def output_schema(
+    grouped: DataFrame, kind: TimeKind, columns: Sequence[str], extra: Sequence[str] = ()
+) -> T.StructType:
+    """The schema of the flat rows of `grouped`'s bucket join, in `columns` (`BucketJoin.columns`);
+    `extra`: string columns after them."""
     carried = kind.carried_type
     pair_time = T.LongType() if kind.is_timestamp else T.DoubleType()
     order_type = grouped.schema["o"].dataType if "o" in grouped.columns else T.LongType()
@@ -42,7 +45,7 @@ def output_schema(grouped: DataFrame, kind: TimeKind, extra: tuple[str, ...] = (
         "o": order_type,
         "reason": T.StringType(),
     }
-    fields = [T.StructField(name, types[name]) for name in OUTPUT_COLUMNS]
+    fields = [T.StructField(name, types[name]) for name in columns]
     return T.StructType(fields + [T.StructField(name, T.StringType()) for name in extra])
 
 
@@ -58,6 +61,8 @@ def by_spec_index(specs: list[JoinSpec]) -> SpecNames:
 
 def pairs(out: DataFrame, names: SpecNames, kind: TimeKind) -> DataFrame:
     """The pair rows of `out` as the spec's output record, times in the caller's type."""
+    if "kind" in out.columns:
+        out = out.filter(F.col("kind") == PAIR)
     pair_time = F.timestamp_micros(F.col("pair_t")) if kind.is_timestamp else F.col("pair_t")
 
     def record(side: str) -> Column:

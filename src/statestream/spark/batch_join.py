@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-import pandas as pd
+import pyarrow as pa
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from statestream.errors import ConfigError
 from statestream.join import JoinSpec, SpecTemplate
@@ -27,7 +28,7 @@ from statestream.spark._batch_input import (
     check_schema,
     rejection_reason,
 )
-from statestream.spark._bucket_join import PAIR, BucketJoin
+from statestream.spark._bucket_join import BucketJoin
 from statestream.spark._pair_rows import by_spec_index, output_schema, pairs, rejected_rows
 from statestream.spark.stream_join import specs_for, streaming_join
 
@@ -101,21 +102,23 @@ def complement_join(
         integer_time=kind.is_timestamp,
     )
     grouped = bucketed(df.filter(relevant & reason.isNull()), columns, kind, buckets)
-    out = grouped.groupBy("bucket").applyInPandas(_one_frame(join), output_schema(grouped, kind))
+    schema = output_schema(grouped, kind, join.columns)
+    out = grouped.groupBy("bucket").applyInArrow(_one_table(join, to_arrow_schema(schema)), schema)
     if rejected:  # the pairs and the rejected rows: two actions, one run of the join
         out = out.persist(StorageLevel.MEMORY_AND_DISK)
-    found = pairs(out.filter(F.col("kind") == PAIR), by_spec_index(concrete), kind)
+    found = pairs(out, by_spec_index(concrete), kind)
     if not rejected:
         return found
     bad_rows = df.filter(F.col(quantity).isNull() | relevant).filter(reason.isNotNull())
     return found, rejected_rows(df, columns, kind, out, bad_rows.withColumn("reason", reason))
 
 
-def _one_frame(join: BucketJoin) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """`join` as a plain function of one frame (Spark passes a callable object the group key)."""
+def _one_table(join: BucketJoin, schema: pa.Schema) -> Callable[[pa.Table], pa.Table]:
+    """`join` as a plain function of one bucket's Arrow table (Spark passes a callable object
+    the group key)."""
 
-    def run(frame: pd.DataFrame) -> pd.DataFrame:
-        return join(frame)
+    def run(table: pa.Table) -> pa.Table:
+        return join.arrow(table, schema)
 
     return run
 

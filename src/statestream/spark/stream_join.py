@@ -61,11 +61,11 @@ def streaming_join(
     grouped = bucketed(df.filter(relevant & reason.isNull()), columns, kind, buckets)
     out = grouped.groupBy("bucket").transformWithStateInPandas(
         statefulProcessor=StreamBucketJoin(specs, join),
-        outputStructType=output_schema(grouped, kind, tuple(NAME_COLUMNS.values())),
+        outputStructType=output_schema(grouped, kind, join.columns, list(NAME_COLUMNS.values())),
         outputMode="Append",
         timeMode="None",
     )
-    found = pairs(out.filter(F.col("kind") == PAIR), lambda role: F.col(NAME_COLUMNS[role]), kind)
+    found = pairs(out, lambda role: F.col(NAME_COLUMNS[role]), kind)
     if not rejected:
         return found
     bad_rows = df.filter(F.col(columns.quantity).isNull() | relevant).filter(reason.isNotNull())
@@ -121,7 +121,7 @@ def specs_for(specs: Sequence[JoinSpec | SpecTemplate], quantities: list[str]) -
 
 def _named(out: pd.DataFrame, specs: list[JoinSpec]) -> pd.DataFrame:
     """`out` with the quantities of each pair's spec in `NAME_COLUMNS` (null on other rows)."""
-    is_pair = (out["kind"] == PAIR).to_numpy()
+    is_pair = (out["kind"] == PAIR).to_numpy() if "kind" in out else np.ones(len(out), bool)
     index = pd.to_numeric(out["spec"]).fillna(0).to_numpy(dtype=np.int64)
     for role, column in NAME_COLUMNS.items():
         names = np.array([getattr(spec, role) for spec in specs] + [None], dtype=object)
