@@ -9,7 +9,9 @@ flush. A stream never ends, so there is no flush: the pairs still pending are re
 records, also after a restart from the query's checkpoint.
 
 The number of buckets is part of the state's layout: keep it (and the specs) fixed for a
-checkpoint.
+checkpoint. A pair's record may come from an earlier micro-batch, so its times are the engine's
+(epoch ms) converted back: exact for epoch ms and timestamps, to the last bit of a double for
+epoch seconds (`time_unit="s"`) only in most cases.
 """
 
 from __future__ import annotations
