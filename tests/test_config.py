@@ -161,3 +161,11 @@ def test_brokers_are_one_or_three(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STATESTREAM_SERVICES__KAFKA_BROKERS", "2")
     with pytest.raises(ConfigError, match=r"STATESTREAM_SERVICES__KAFKA_BROKERS.*1 or 3"):
         load_settings()
+
+
+def test_an_invalid_entry_of_a_mapping_setting_names_the_real_environment_variable() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(ingest={"processors": {"a/b": "nope"}})
+    assert str(caught.value).startswith(
+        "invalid setting ingest.processors.a/b (env STATESTREAM_INGEST__PROCESSORS): "
+    )

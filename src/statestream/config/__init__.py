@@ -157,7 +157,8 @@ def local_mqtt_tls_folder(settings: Settings) -> Path:
 def _one_line(exc: ValidationError) -> str:
     error = exc.errors()[0]
     path = ".".join(str(part) for part in error["loc"])
-    env_name = ENV_PREFIX + ENV_NESTED_DELIMITER.join(str(p) for p in error["loc"]).upper()
+    # a setting is a section's field: an error inside a dict or list value is still that one's
+    env_name = ENV_PREFIX + ENV_NESTED_DELIMITER.join(str(p) for p in error["loc"][:2]).upper()
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return f"invalid setting {path} (env {env_name}): {error['msg']}{more}"
 
