@@ -53,13 +53,13 @@ def test_cells_equal_pandas_and_h3_with_late_updates_and_late_records(
     settings = geo_topic_settings(local_services, unique_name)
     spec = geo_spec(settings)
     assert (spec.disorder_ms, spec.allowed_lateness_ms, spec.window_ms) == (5000, 60000, 60000)
-    main = driving(vehicles=12, seconds=240, seed=3)
+    main = driving(vehicles=8, seconds=240, seed=3)
     closer = _one(main, 999, 250.0)  # watermark 245 s: windows up to 240 s are final
     first = pd.concat([shuffled_within(main, 3000, seed=4), closer])
     produce_positions(settings, first, extra=[b"{", b'{"vehicle": "22/1"}'])
     checkpoint = tmp_path / "checkpoint"
-    batches = _run(spark, settings, checkpoint, max_offsets=1000)
-    assert len([b for b in batches if b["records_in"]]) >= 3
+    batches = _run(spark, settings, checkpoint, max_offsets=1200)
+    assert len([b for b in batches if b["records_in"]]) >= 2
     assert sum(b["no_fix"] for b in batches) == int(first["lat"].isna().sum())
     assert sum(b["malformed"] for b in batches) == 2
 

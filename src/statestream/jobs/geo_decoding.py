@@ -51,24 +51,28 @@ def decode_positions(
     vehicle = np.zeros(count, dtype=np.int64)
     floats = {name: np.full(count, np.nan) for name in ("lat", "long", "speed", "delay")}
     reason = np.full(count, None, dtype=object)
+    lat, long, speed, delay = floats.values()
     for i, value in enumerate(values):
-        position, why = _decoded(codec, value)
+        position, numbers, why = _decoded(codec, value)
         if why is not None:
             reason[i] = why
             continue
         t[i] = position.event_time_ms
-        vehicle[i] = vehicle_id(position.oper, position.veh)
-        for name, number in zip(floats, _numbers(position), strict=True):
-            if number is not None:
-                floats[name][i] = number
+        vehicle[i] = (position.oper << _VEHICLE_BITS) | position.veh
+        lat[i], long[i], speed[i], delay[i] = numbers
     cell = assign_cells(floats["lat"], floats["long"], resolution)
     return {"t": t, "vehicle": vehicle, **floats, "cell": cell, "reason": reason}
 
 
-def _decoded(codec, value: bytes | None) -> tuple[VehiclePosition | None, str | None]:
-    """The position of a value, or the reason it is none."""
+Decoded = tuple[VehiclePosition | None, tuple[float, ...], str | None]
+_NONE: tuple[float, ...] = ()
+
+
+def _decoded(codec, value: bytes | None) -> Decoded:
+    """The position of a value and its lat, long, speed, delay (NaN: missing), or the reason it
+    is none."""
     if value is None:
-        return None, "empty message"
+        return None, _NONE, "empty message"
     try:
         position, _ = codec.decode(bytes(value))
         numbers = _numbers(position)
@@ -78,23 +82,31 @@ def _decoded(codec, value: bytes | None) -> tuple[VehiclePosition | None, str | 
             raise ValueError(f"oper {position.oper} or veh {position.veh} out of range")
         event_time = int(position.event_time_ms)
     except RecursionError:
-        return None, "not a vehicle position: nested too deeply"
+        return None, _NONE, "not a vehicle position: nested too deeply"
     except Exception as exc:  # any decoder's error: the value is refused, the query goes on
-        return None, f"not a vehicle position: {type(exc).__name__}: {exc}"
+        return None, _NONE, f"not a vehicle position: {type(exc).__name__}: {exc}"
     if not 0 <= event_time <= LATEST_EVENT_TIME_MS:
-        return None, f"event time {event_time} is not an epoch ms time"
+        return None, _NONE, f"event time {event_time} is not an epoch ms time"
     lat, long = numbers[0], numbers[1]
-    if (lat is None) != (long is None):
-        return None, f"lat {lat} and long {long}: both or neither must be given"
-    if lat is not None and not (abs(lat) <= 90.0 and abs(long) <= 180.0):
-        return None, f"coordinates out of range: lat {lat}, long {long}"
-    return position, None
+    if math.isnan(lat) != math.isnan(long):
+        return (
+            None,
+            _NONE,
+            f"lat {_text(lat)} and long {_text(long)}: both or neither must be given",
+        )
+    if not math.isnan(lat) and not (abs(lat) <= 90.0 and abs(long) <= 180.0):
+        return None, _NONE, f"coordinates out of range: lat {lat}, long {long}"
+    return position, numbers, None
 
 
-def _numbers(position: VehiclePosition) -> tuple[float | None, ...]:
-    """lat, long, speed, delay as floats (None: missing, or a number that is not finite)."""
+def _numbers(position: VehiclePosition) -> tuple[float, ...]:
+    """lat, long, speed, delay as floats (NaN: missing, or a number that is not finite)."""
     numbers = []
     for value in (position.lat, position.long, position.speed, position.delay):
-        number = None if value is None else float(value)
-        numbers.append(number if number is not None and math.isfinite(number) else None)
+        number = math.nan if value is None else float(value)
+        numbers.append(number if math.isfinite(number) else math.nan)
     return tuple(numbers)
+
+
+def _text(number: float) -> str:
+    return "null" if math.isnan(number) else str(number)
