@@ -15,7 +15,7 @@ from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from tests.support import read_committed
 
-BASE_MS = 1_764_051_300_000  # a whole minute: 2026-11-25 06:15 UTC
+BASE_MS = 1_764_051_300_000  # a whole minute: 2025-11-25 06:15 UTC
 GEO_TOPICS = ("vehicle_positions", "vehicle_cells", "vehicle_alerts", "late", "dead_letter")
 
 
