@@ -9,10 +9,10 @@ or dead-lettering), labelled as `statestream.spark.patches.bucket_labels` spread
 largest event time seen in earlier micro-batches minus `disorder`. Spark keeps it in the offset
 log with the batch's offsets before the batch runs, so every attempt of a batch sees the same.
 Its column is the event time shifted by `WATERMARK_SHIFT_MS` (100 years) with the delay
-shifted by as much: the watermark comes out unchanged, but Spark's own filter of rows behind
-the watermark (which drops them silently) never matches, so the processor judges lateness with
-the allowed lateness and writes late positions to the late topic. A refused value gets event
-time 0: it moves no watermark and is never filtered.
+shifted by as much: the watermark comes out unchanged, but no row is ever behind it in Spark's
+eyes, so no filter of Spark's on late rows (stateful operators may drop them silently) can match:
+the processor judges lateness with the allowed lateness and writes late positions out. A
+refused value gets event time 0: it moves no watermark and is never filtered.
 """
 
 from __future__ import annotations
