@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 
 from statestream.errors import ConfigError
 from statestream.join import JoinSpec, SpecTemplate
-from statestream.spark import complement_join
+from statestream.spark import complement_join, write_exactly_once
 from statestream.testing import blocks_of_five
 from statestream.testing.spark import (
     MemorySink,
@@ -130,3 +130,9 @@ def test_a_stream_needs_the_rocksdb_state_store(spark: SparkSession, tmp_path: P
             complement_join(stream, [SPEC])
     finally:
         spark.conf.set(key, kept)
+
+
+def test_write_exactly_once_takes_only_a_stream(spark: SparkSession, tmp_path: Path) -> None:
+    batch = observation_frame(spark, [("m1", "L", BASE_MS, 1.0, 0)])
+    with pytest.raises(ConfigError, match="writes a streaming DataFrame"):
+        write_exactly_once(batch, "t", checkpoint=tmp_path, query_name="q")
