@@ -2,15 +2,18 @@
 
 Processes, each the statestream command a user would run by hand, with the same settings: the
 dashboard, the MQTT connector (both use cases), the Spark pipeline (join, statistics, InfluxDB
-sink in one application), the vehicle queries (`run geo`, unless `vehicles` is off) and the
-simulator replaying the sample with event times that follow the clock
-(`retime`, the default: each row is stamped with the time it is sent, so the "live" charts show
-now; without it the sample's times are shifted to start now and, sent faster than they were
-recorded, run ahead of the clock). Each writes
-its output to `<data_dir>/logs/demo-<part>.log`. Stopping (Ctrl-C, SIGTERM or SIGHUP) goes front
-to back: the simulator first, so that what it sent still flows through, then the connector, the
-pipeline and the dashboard, each with SIGINT and time to finish cleanly. A demo killed with -9
-cannot do that: each part then gets SIGINT from the kernel (PR_SET_PDEATHSIG) and stops itself.
+sink and the vehicle queries of `run geo` in one application), the machine simulator and the
+vehicle simulator (`simulate vehicles`; it and the vehicle queries only if `vehicles` is on, the
+default).
+
+The machine simulator replays the sample with event times that follow the clock (`retime`, the
+default: each row is stamped with the time it is sent, so the "live" charts show now; without it
+the sample's times are shifted to start now and, sent faster than they were recorded, run ahead
+of the clock). Each part writes its output to `<data_dir>/logs/demo-<part>.log`. Stopping
+(Ctrl-C, SIGTERM or SIGHUP) goes back to front: the simulators first, so that what they sent
+still flows through, then the Spark pipeline, the connector and the dashboard, each with
+SIGINT and time to finish cleanly. A demo killed with -9 cannot do that: each part then gets
+SIGINT from the kernel (PR_SET_PDEATHSIG) and stops itself.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from statestream.config import Settings, settings_environment
 from statestream.errors import ServiceError
 
 STOP_TIMEOUT_S = 45.0
-SPARK_PARTS = {"pipeline": 3, "geo": 1}  # Spark applications: queries to wait for at the start
+VEHICLE_DRIVING_S = 365 * 24 * 3600  # `simulate vehicles` ends after this: never, for a demo
+HFP_FILTER = "/hfp/v2/journey/ongoing/vp/#"  # what the connector's vehicle processor reads
+MACHINE_QUERIES = 3  # join, stats, sink_influx; with the vehicles, at least geo more
 _PR_SET_PDEATHSIG = 1
 
 
@@ -44,7 +49,8 @@ class DemoOptions:
     rate: float | None = None  # rows/s of the simulator, all machines; None: `demo_rate`
     things: int = 6  # machines the simulator clones the sample into
     retime: bool = True  # event times follow the clock (simulate --follow-clock)
-    vehicles: bool = True  # the vehicle use case too: `run geo`
+    vehicles: bool = True  # the vehicle use case too: `run geo` and `simulate vehicles`
+    vehicle_count: int = 50  # buses and trams of `simulate vehicles`
 
 
 @dataclass
@@ -133,17 +139,31 @@ def demo_parts(settings: Settings, options: DemoOptions) -> list[DemoPart]:
     commands = {
         "dashboard": ["dashboard"],
         "connector": ["connect", "mqtt"],
-        "pipeline": ["run", "pipeline", "--from", "latest"],
-        "geo": ["run", "geo", "--from", "latest"],
+        "pipeline": ["run", "pipeline", "--from", "latest"]
+        + (["--vehicles"] if options.vehicles else []),
         "simulator": [*simulator, "--follow-clock"] if options.retime else simulator,
-    }
+        "vehicle-simulator": [
+            "simulate", "vehicles", "--to", "mqtt", "--vehicles", str(options.vehicle_count),
+            "--duration", str(VEHICLE_DRIVING_S), "--topic-root", vehicle_topic_root(settings),
+        ],
+    }  # fmt: skip
     if not options.vehicles:
-        del commands["geo"]
+        del commands["vehicle-simulator"]
     checkpoints = {"STATESTREAM_SPARK__CHECKPOINT_ROOT": str(demo_checkpoints(settings))}
     return [
-        DemoPart(name, args, logs / f"demo-{name}.log", checkpoints if name in SPARK_PARTS else {})
+        DemoPart(name, args, logs / f"demo-{name}.log", checkpoints if name == "pipeline" else {})
         for name, args in commands.items()
     ]
+
+
+def vehicle_topic_root(settings: Settings) -> str:
+    """What goes before `/hfp` in the vehicle simulator's topics, so that the connector reads
+    them: the prefix of the topic filter `ingest.processors` gives the vehicle processor ("" by
+    default; a namespace of its own lets a test demo share the broker with other publishers)."""
+    for topic_filter, processor in (settings.ingest.processors or {}).items():
+        if processor == "vehicles" and topic_filter.endswith(HFP_FILTER):
+            return topic_filter.removesuffix(HFP_FILTER)
+    return ""
 
 
 def demo_rate(settings: Settings, things: int) -> float:
@@ -172,29 +192,35 @@ class Demo:
     def __init__(self, settings: Settings, options: DemoOptions) -> None:
         self.settings = settings
         self.parts = demo_parts(settings, options)
+        self.queries = MACHINE_QUERIES + (1 if options.vehicles else 0)
         self.environment = {**os.environ, **settings_environment(settings)}
 
     def start(self, say: Callable[[str], None]) -> None:
         """Start every part; raises `ServiceError` if one ends during start-up.
 
-        The simulators start once the Spark queries run: they read from the topics' ends.
+        The simulators start once the Spark queries run: they read from the topics' ends. The
+        vehicles start once the pipeline has taken in machine data: the first records make every
+        query start its Python workers, and all of them at once on a small machine can take
+        longer than Spark waits for a worker (10 s).
         """
         shutil.rmtree(demo_checkpoints(self.settings), ignore_errors=True)
         for part in self.parts:
+            if part.name == "vehicle-simulator":
+                self._wait_for_machine_data()
             say(f"starting {part.name}: statestream {' '.join(part.args)}  (log: {part.log})")
             part.start(self.environment)
             if part.name == "dashboard":
                 self._wait_for_dashboard(part)
-            if part.name in SPARK_PARTS:
-                self._wait_for_queries(part, SPARK_PARTS[part.name])
+            if part.name == "pipeline":
+                self._wait_for_queries(part, self.queries)
         time.sleep(1.0)
         self.raise_if_one_ended()
 
     @property
-    def spark_pids(self) -> set[int]:
-        """The process ids of the demo's Spark applications (their queries report under them)."""
-        parts = (p for p in self.parts if p.name in SPARK_PARTS)
-        return {p.process.pid for p in parts if p.process is not None}
+    def pipeline_pid(self) -> int | None:
+        """The process id of the Spark pipeline (its queries report under it)."""
+        part = next(p for p in self.parts if p.name == "pipeline")
+        return part.process.pid if part.process is not None else None
 
     def raise_if_one_ended(self) -> None:
         for part in self.parts:
@@ -212,7 +238,7 @@ class Demo:
             part.stop()
 
     def _wait_for_queries(self, part: DemoPart, count: int, timeout_s: float = 300.0) -> None:
-        """Wait until `count` queries of a Spark part have reported a first trigger.
+        """Wait until `count` queries of the pipeline have reported a first trigger.
 
         By then each has fixed where it starts reading (the topics' ends at that moment).
         """
@@ -229,6 +255,19 @@ class Demo:
                 return
             time.sleep(0.5)
         raise ServiceError(f"the {part.name}'s queries did not start within {timeout_s:.0f} s")
+
+    def _wait_for_machine_data(self, timeout_s: float = 120.0) -> None:
+        """Wait until the pipeline's queries have taken in records (or `timeout_s` passed)."""
+        from statestream.jobs.status import read_statuses, status_folder
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            statuses = read_statuses(status_folder(self.settings))
+            mine = [s for s in statuses if s.pid == self.pipeline_pid]
+            busy = [s for s in mine if s.totals.get("input_rows", 0) > 0]
+            if len(busy) >= MACHINE_QUERIES or self.pipeline_pid is None:
+                return  # (a pipeline that ended is reported by raise_if_one_ended)
+            time.sleep(0.5)
 
     def _wait_for_dashboard(self, part: DemoPart, timeout_s: float = 60.0) -> None:
         deadline = time.monotonic() + timeout_s

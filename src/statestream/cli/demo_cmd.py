@@ -43,19 +43,26 @@ def demo(
         bool,
         typer.Option(
             "--vehicles/--no-vehicles",
-            help="Run the vehicle use case too: the geo-cell queries (run geo) for the map.",
+            help="Run the vehicle use case too: simulated HSL buses and trams (simulate "
+            "vehicles) and the geo-cell and bunching queries (run geo's, in the pipeline) for "
+            "the map.",
         ),
     ] = True,
+    vehicle_count: Annotated[
+        int,
+        typer.Option("--vehicle-count", min=1, help="Buses and trams of the vehicle simulator."),
+    ] = 50,
 ) -> None:
     """Run the whole pipeline on the local services and show it live in the browser.
 
     Starts the services and topics if needed, then the dashboard, the MQTT connector, the Spark
-    pipeline (join, statistics and InfluxDB sink in one application), the vehicle queries (run
-    geo; --no-vehicles leaves them out) and the simulator, which replays the sample's machines
-    with event times that follow the clock (--retime). Prints the
-    dashboard's address and, every few seconds, what the queries have done. Ctrl-C, SIGTERM or
-    SIGHUP stops everything cleanly, front to back; if the demo itself is killed with -9, its
-    parts stop themselves. Each part logs to `<data_dir>/logs/demo-<part>.log`.
+    pipeline (join, statistics, InfluxDB sink and, for the vehicles, the queries of run geo, in
+    one application), the machine simulator, which replays the sample's machines with event
+    times that follow the clock (--retime), and the simulated buses and trams (simulate vehicles;
+    --no-vehicles leaves the vehicles out). Prints the dashboard's address and, every few
+    seconds, what the queries have done. Ctrl-C, SIGTERM or SIGHUP stops everything cleanly,
+    simulators first; if the demo itself is killed with -9, its parts stop themselves. Each part
+    logs to `<data_dir>/logs/demo-<part>.log`.
     """
     from statestream.config import ensure_local_secrets
     from statestream.demo import Demo, DemoOptions, dashboard_address
@@ -65,7 +72,12 @@ def demo(
     settings = ensure_local_secrets(settings_from(ctx))
     start_services(settings)
     create_topics(settings)
-    runner = Demo(settings, DemoOptions(rate=rate, things=things, retime=retime, vehicles=vehicles))
+    runner = Demo(
+        settings,
+        DemoOptions(
+            rate=rate, things=things, retime=retime, vehicles=vehicles, vehicle_count=vehicle_count
+        ),
+    )
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
     _stop_on(signal.SIGTERM, signal.SIGHUP)
     try:
@@ -76,7 +88,7 @@ def demo(
         while True:
             time.sleep(REPORT_EVERY_S)
             runner.raise_if_one_ended()
-            say(_progress_line(settings, runner.spark_pids))
+            say(_progress_line(settings, runner.pipeline_pid))
     except KeyboardInterrupt:
         console.print("stopping the demo …")
     finally:
@@ -96,13 +108,13 @@ def _stop_on(*signals: signal.Signals) -> None:
         signal.signal(signum, interrupt if signum in signals else signal.SIG_IGN)
 
 
-def _progress_line(settings: Settings, pids: set[int]) -> str:
+def _progress_line(settings: Settings, pid: int | None) -> str:
     """What the demo's queries have done so far, from their status reports."""
     from statestream.jobs.status import read_statuses, status_folder
 
     parts = []
     for status in read_statuses(status_folder(settings)):
-        if status.pid not in pids:
+        if status.pid != pid:
             continue
         figures = [f"{status.totals.get('input_rows', 0):,.0f} in"]
         for name in ("pairs_out", "windows_out", "cell_results", "alerts", "late", "malformed"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -35,14 +36,22 @@ def pipeline(
     sink: Annotated[
         bool, typer.Option("--sink/--no-sink", help="Run the InfluxDB sink query.")
     ] = True,
+    vehicles: Annotated[
+        bool,
+        typer.Option(
+            "--vehicles/--no-vehicles",
+            help="Also run the vehicle use case's queries (those of run geo: H3 cells, bunching).",
+        ),
+    ] = False,
 ) -> None:
     """The join, the operation statistics and the InfluxDB sink as one Spark application.
 
     The queries share one SparkSession (so the whole pipeline fits a small machine) and each
     keeps its own checkpoint in the checkpoint root: join, stats and sink_influx, the same ones
-    `run join`, `run stats` and `run sink-influx` use, so you can switch between the two ways of
-    running them. Each batch prints one line, prefixed with its query. Without --available-now
-    the queries run side by side until stopped; Ctrl-C stops them all cleanly.
+    `run join`, `run stats` and `run sink-influx` use (with --vehicles also those of `run geo`),
+    so you can switch between the two ways of running them. Each batch prints one line, prefixed
+    with its query. Without --available-now the queries run side by side until stopped; Ctrl-C
+    stops them all cleanly.
     """
     from statestream.jobs.session import spark_session
 
@@ -51,12 +60,17 @@ def pipeline(
     starters = [_join]
     starters += [_stats] if stats else []
     starters += [_sink] if sink else []
+    starters += [_vehicles] if vehicles else []
     try:
         if available_now:
             for start in starters:  # each query reads what the one before it wrote
-                watch([start(spark, settings, starting.value, True)])
+                watch(_listed(start(spark, settings, starting.value, True)))
         else:
-            queries = [start(spark, settings, starting.value, False) for start in starters]
+            queries = []
+            for start in starters:
+                if start is _vehicles:
+                    _after_first_batches(queries)
+                queries += _listed(start(spark, settings, starting.value, False))
             names = ", ".join(w.query.name for w in queries)
             console.print(f"queries {names} started; Ctrl-C stops them")
             watch(queries)
@@ -88,6 +102,34 @@ def _sink(spark: SparkSession, settings: Settings, starting: str, available_now:
     options = InfluxSinkOptions(available_now=available_now, starting_offsets=starting)
     query = start_influx_sink_query(spark, settings, options)
     return Watched(query, SinkTotals().line)
+
+
+def _vehicles(
+    spark: SparkSession, settings: Settings, starting: str, available_now: bool
+) -> list[Watched]:
+    from statestream.jobs.geo_job import GeoJobOptions
+    from statestream.jobs.geo_queries import start_vehicle_queries
+
+    options = GeoJobOptions(available_now=available_now, starting_offsets=starting)
+    started = start_vehicle_queries(spark, settings, options)
+    return [Watched(query, line) for query, line in started]
+
+
+def _after_first_batches(started: list[Watched], timeout_s: float = 300.0) -> None:
+    """Wait until every query in `started` has run its first batch (or `timeout_s` passed).
+
+    Each stateful query starts Python workers in its first batch; five at once on a small, busy
+    machine can take longer than Spark waits for a worker to connect back (10 s).
+    """
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(
+        w.query.isActive and w.query.lastProgress is None for w in started
+    ):
+        time.sleep(0.5)
+
+
+def _listed(started: Watched | list[Watched]) -> list[Watched]:
+    return started if isinstance(started, list) else [started]
 
 
 def register(app: typer.Typer) -> None:
