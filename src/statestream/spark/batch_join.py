@@ -78,7 +78,8 @@ def complement_join(
     DataFrame of the rows that were not joined (the input's columns and a `reason`): missing
     or non-finite fields, late records, duplicates, values the result function cannot take.
     Each of the two is computed when an action uses it; in batch the join's output is persisted
-    for both (`MEMORY_AND_DISK`), so it runs once; on a stream each query runs the join.
+    for both (`MEMORY_AND_DISK`), so it runs once (`spark.catalog.clearCache()` releases it once
+    both are written); on a stream each query runs the join.
 
     Raises `SchemaError` naming the column when one is missing or of a type the join cannot take.
     """
