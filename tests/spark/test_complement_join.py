@@ -240,6 +240,9 @@ def test_rejected_rows_come_back_with_their_reasons(spark: SparkSession) -> None
     }
     assert dict(rejected.dtypes) == dict(frame(spark, rows).dtypes) | {"reason": "string"}
     assert pairs.count() == 2
+    for found in (pairs, rejected):  # both read the join's output from the cache: it ran once
+        assert "InMemoryRelation" in found._jdf.queryExecution().withCachedData().toString()
+    spark.catalog.clearCache()
 
 
 @pytest.mark.parametrize(
