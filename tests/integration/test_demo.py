@@ -57,6 +57,11 @@ def _start_demo(
     )
 
 
+def _json(address: str) -> dict:
+    with urllib.request.urlopen(address, timeout=10) as answer:
+        return json.load(answer)
+
+
 def _wait_for(condition, timeout_s: float, what: str, demo: subprocess.Popen) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -114,6 +119,10 @@ def test_demo_runs_every_part_and_stops_cleanly(
         for path in ("", "fleet", "vehicles"):
             with urllib.request.urlopen(address + path, timeout=10) as page:
                 assert page.status == 200
+        _wait_for(  # … and on the map: the dashboard's cells on display
+            lambda: _json(address + "api/vehicles")["results"], 60, "cell on the map", demo
+        )
+        _wait_for(lambda: _json(address + "api/fleet")["rows"], 60, "machine in the fleet", demo)
     finally:
         demo.send_signal(signal.SIGINT)
         output, _ = demo.communicate(timeout=180)
