@@ -47,8 +47,8 @@ ROLES = {
     "spark-worker-1",
     "spark-worker-2",
 }
-ROWS = 1000  # rows of the sample in a failure test: ~5,400 records, ~8 batches
-PER_BATCH = "700"
+ROWS = 800  # rows of the sample in a failure test: ~4,300 records, ~5 batches
+PER_BATCH = "900"
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +189,7 @@ def test_a_killed_driver_continues_from_its_checkpoint(
     checkpoint = tmp_path / "checkpoint"
     job = JoinProcess(env, checkpoint, "--max-offsets-per-trigger", PER_BATCH)
     try:
-        job.wait_for_batches(2)
+        job.wait_for_batches(1)
     finally:
         job.kill()  # the driver: the master ends its executors
     again = JoinProcess(env, checkpoint, "--available-now", "--max-offsets-per-trigger", PER_BATCH)
@@ -197,5 +197,5 @@ def test_a_killed_driver_continues_from_its_checkpoint(
         assert again.finish() == 0, again.failure()
     finally:
         again.kill()
-    assert again.batches and again.batches[0][0] >= 2, "it did not continue from its checkpoint"
+    assert again.batches and again.batches[0][0] >= 1, "it did not continue from its checkpoint"
     _assert_exactly_once(settings, lines)
