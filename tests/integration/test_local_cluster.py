@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
 from statestream.join import SpecTemplate
@@ -35,7 +36,7 @@ from tests.integration.cluster_support import (
     topic_environment,
 )
 from tests.integration.test_join_job import _narrow_lines, _offline, _pair_key, _read_json
-from tests.support import run_cli
+from tests.support import read_committed, run_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
@@ -199,3 +200,40 @@ def test_a_killed_driver_continues_from_its_checkpoint(
         again.kill()
     assert again.batches and again.batches[0][0] >= 1, "it did not continue from its checkpoint"
     _assert_exactly_once(settings, lines)
+
+
+def test_two_brokers_down_a_producer_waits_and_loses_nothing(
+    cluster_env: dict[str, str], unique_name: str
+) -> None:
+    """Fewer live brokers than min.insync.replicas: `status` names the stopped ones, an acks=all
+    producer keeps its record until the brokers are back, and the record is there once."""
+    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 1)
+    failed: list[str] = []
+    producer = Producer(
+        {**settings.kafka.client_config(), "enable.idempotence": True, "log_level": 0}
+    )
+    try:
+        for node in (2, 3):
+            kill_service(settings, f"kafka-{node}")
+        status = run_cli("services", "status", "--json", env=cluster_env, inherit_settings=False)
+        states = {s["role"]: s for s in json.loads(status.stdout)}
+        print({role: (s["state"], s["detail"]) for role, s in states.items()})
+        assert status.exit_code == 3
+        assert states["kafka-broker-2"]["state"] == states["kafka-broker-3"]["state"] == "stopped"
+        assert states["kafka-broker-3"]["detail"] == (
+            "1 of 3 Kafka brokers run, fewer than min.insync.replicas=2: no write can succeed "
+            "and producers wait; start them with `statestream services up`"
+        )
+        producer.produce(
+            settings.topics.machine_data,
+            b'{"written": "while two brokers were down"}',
+            b"M1.q",
+            on_delivery=lambda error, _m: failed.append(error.str()) if error else None,
+        )
+        producer.poll(5)
+        assert failed == []  # still waiting, not given up
+    finally:
+        services_up(cluster_env)
+    assert producer.flush(120) == 0 and failed == []
+    got = read_committed(settings, settings.topics.machine_data)
+    assert got == [b'{"written": "while two brokers were down"}']

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -215,7 +215,30 @@ def service_statuses(settings: Settings) -> list[ServiceStatus]:
         problem = service.health()
         state: State = "running" if problem is None else "unhealthy"
         statuses.append(_status(service, state, pid, problem or "", answers=problem is None))
-    return statuses
+    return _with_too_few_brokers(settings, statuses)
+
+
+def _with_too_few_brokers(settings: Settings, statuses: list[ServiceStatus]) -> list[ServiceStatus]:
+    """The stopped brokers of a local cluster say so when fewer than min.insync.replicas run.
+
+    The metadata of the broker left may still name the others (without a controller quorum
+    nothing marks them gone), so the processes are counted, not the metadata's brokers.
+    """
+    brokers = [s for s in statuses if s.service == "kafka" and s.state != "external"]
+    running = sum(s.pid is not None for s in brokers)
+    needed = settings.services.min_insync_replicas
+    if len(brokers) < 2 or running >= needed:
+        return statuses
+    note = (
+        f"{running} of {len(brokers)} Kafka brokers run, fewer than min.insync.replicas={needed}: "
+        "no write can succeed and producers wait; start them with `statestream services up`"
+    )
+    return [
+        replace(s, detail="; ".join(filter(None, (note, s.detail))))
+        if s in brokers and s.pid is None
+        else s
+        for s in statuses
+    ]
 
 
 def _check_ports_free(service: LocalService) -> None:
