@@ -50,8 +50,8 @@ def pipeline(
     keeps its own checkpoint in the checkpoint root: join, stats and sink_influx, the same ones
     `run join`, `run stats` and `run sink-influx` use (with --vehicles also those of `run geo`),
     so you can switch between the two ways of running them. Each batch prints one line, prefixed
-    with its query. Without --available-now the queries run side by side until stopped; Ctrl-C
-    stops them all cleanly.
+    with its query. Without --available-now the queries run side by side until stopped, each
+    started once the one before has run its first batch; Ctrl-C stops them all cleanly.
     """
     from statestream.jobs.session import spark_session
 
@@ -66,10 +66,9 @@ def pipeline(
             for start in starters:  # each query reads what the one before it wrote
                 watch(_listed(start(spark, settings, starting.value, True)))
         else:
-            queries = []
-            for start in starters:
-                if start is _vehicles:
-                    _after_first_batches(queries)
+            queries: list[Watched] = []
+            for start in starters:  # one after the other's first batch (see below)
+                _after_first_batches(queries)
                 queries += _listed(start(spark, settings, starting.value, False))
             names = ", ".join(w.query.name for w in queries)
             console.print(f"queries {names} started; Ctrl-C stops them")
@@ -118,8 +117,9 @@ def _vehicles(
 def _after_first_batches(started: list[Watched], timeout_s: float = 300.0) -> None:
     """Wait until every query in `started` has run its first batch (or `timeout_s` passed).
 
-    Each stateful query starts Python workers in its first batch; five at once on a small, busy
-    machine can take longer than Spark waits for a worker to connect back (10 s).
+    Each stateful query starts Python workers in its first batch, even an empty one; several at
+    once on a small, busy machine can take longer than Spark waits for a worker to connect back
+    (10 s, fixed), which fails the query.
     """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and any(
