@@ -26,13 +26,14 @@ def _states(table: str) -> dict[str, tuple[str, str]]:
 
 
 def test_up_status_up_again_down(tmp_path: Path) -> None:
-    kafka, controller, mqtt, influx, influx_rpc = free_ports(5)
+    kafka, controller, mqtt, mqtt_tls, influx, influx_rpc = free_ports(6)
     env = {
         "STATESTREAM_PATHS__DATA_DIR": str(tmp_path / "data"),
         "STATESTREAM_KAFKA__BOOTSTRAP_SERVERS": f"localhost:{kafka}",
         "STATESTREAM_KAFKA__CONTROLLER_PORT": str(controller),
         "STATESTREAM_KAFKA__BROKER_HEAP": "512m",
         "STATESTREAM_MQTT__PORT": str(mqtt),
+        "STATESTREAM_MQTT__TLS_PORT": str(mqtt_tls),
         "STATESTREAM_INFLUX__URL": f"http://localhost:{influx}",
         "STATESTREAM_INFLUX__RPC_PORT": str(influx_rpc),
     }

@@ -13,8 +13,10 @@ pytestmark = pytest.mark.integration
 
 def _topic_names(unique_name: str) -> dict[str, str]:
     """The topic settings, each a topic of this test's own."""
-    kinds = ("data", "out", "deadletter", "late", "stats", "alerts", "commits")
-    keys = ("machine_data", "machine_out", "dead_letter", "late", "stats", "alerts", "commits")
+    kinds = ("data", "out", "positions", "deadletter", "late", "stats", "alerts", "cells")
+    kinds += ("vehicle-alerts", "commits")
+    keys = ("machine_data", "machine_out", "vehicle_positions", "dead_letter", "late", "stats")
+    keys += ("alerts", "vehicle_cells", "vehicle_alerts", "commits")
     return {key: f"{unique_name}.{kind}" for key, kind in zip(keys, kinds, strict=True)}
 
 
@@ -29,12 +31,16 @@ def test_create_topics_is_idempotent(local_services: Settings, unique_name: str)
     assert [(r.name, r.state, r.partitions) for r in first] == [
         (names["machine_data"], "created", 5),
         (names["machine_out"], "created", 3),
-        *((names[key], "created", 1) for key in ("dead_letter", "late", "stats", "alerts")),
+        (names["vehicle_positions"], "created", 3),
+        *(
+            (names[key], "created", 1)
+            for key in ("dead_letter", "late", "stats", "alerts", "vehicle_cells", "vehicle_alerts")
+        ),
         (names["commits"], "created", 1),
     ]
     second = create_topics(settings)
     assert {r.state for r in second} == {"exists"}
-    assert [r.partitions for r in second] == [5, 3, 1, 1, 1, 1, 1]
+    assert [r.partitions for r in second] == [5, 3, 3, 1, 1, 1, 1, 1, 1, 1]
 
     admin = AdminClient(settings.kafka.client_config())
     resource = ConfigResource(ConfigResource.Type.TOPIC, names["machine_data"])

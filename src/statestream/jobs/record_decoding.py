@@ -114,8 +114,9 @@ def _plain_json_columns(values: Sequence[bytes | None]) -> dict[str, np.ndarray]
         results = [obj["result"] for obj in objects]
     except (orjson.JSONDecodeError, TypeError, KeyError):
         return None
-    names = set(things) | set(quantities)
-    if not set(map(type, names)) <= {str} or "" in names:
+    if not set(map(type, things)) | set(map(type, quantities)) <= {str}:
+        return None  # e.g. a list as the quantity, which is not even hashable
+    if "" in set(things) | set(quantities):
         return None
     if not set(map(type, times)) | set(map(type, results)) <= {int, float}:
         return None
