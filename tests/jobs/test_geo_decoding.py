@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from unittest import mock
+
 import numpy as np
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,3 +53,63 @@ def test_any_bytes_are_a_position_or_a_reason(values, envelope) -> None:
             )
         else:
             assert isinstance(reason, str) and reason
+
+
+_ANY_JSON = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**64),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+)
+_FIELDS = {
+    "oper": st.one_of(st.integers(-5, 2**33), _ANY_JSON),
+    "veh": st.one_of(st.integers(-5, 2**33), _ANY_JSON),
+    "lat": st.one_of(st.floats(-100, 100), _ANY_JSON),
+    "long": st.one_of(st.floats(-200, 200), _ANY_JSON),
+    "speed": st.one_of(st.floats(0, 40), st.integers(0, 40), _ANY_JSON),
+    "delay": st.one_of(st.integers(-600, 600), _ANY_JSON),
+}
+_TIMES = st.one_of(st.integers(-5, 10**14), _ANY_JSON)
+
+
+@st.composite
+def _json_values(draw, envelope: str) -> bytes:
+    """A value of `envelope` (none or json) whose fields are plain, odd or missing."""
+    codec = vehicle_codec_for(envelope)  # type: ignore[arg-type]
+    obj = orjson.loads(codec.encode(GOOD, 5))
+    details = obj if envelope == "none" else obj["vehiclePosition"]
+    for name, values in _FIELDS.items():
+        if draw(st.booleans()):
+            details[name] = draw(values)
+        elif draw(st.integers(0, 9)) == 0:
+            del details[name]
+    time_name = "phenomenonTime" if envelope == "none" else "eventTimeMs"
+    if draw(st.booleans()):
+        obj[time_name] = draw(_TIMES)
+    if envelope == "json" and draw(st.integers(0, 9)) == 0:
+        obj["ingestionTimeMs"] = draw(_ANY_JSON)
+    return json.dumps(obj).encode()  # (orjson cannot write integers past 64 bits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), st.sampled_from(["none", "json"]))
+def test_the_fast_path_decodes_as_the_codec_does(data, envelope) -> None:
+    values = data.draw(st.lists(_json_values(envelope), min_size=1, max_size=8))
+    fast = decode_positions(values, envelope, 8)
+    codec = type(vehicle_codec_for(envelope))
+    with mock.patch.object(codec, "numbers", lambda _self, _value: None):
+        slow = decode_positions(values, envelope, 8)
+    assert fast["reason"].tolist() == slow["reason"].tolist()
+    for name in ("t", "vehicle", "lat", "long", "speed", "delay", "cell"):
+        np.testing.assert_array_equal(fast[name], slow[name], err_msg=name)
+
+
+def test_plain_values_take_the_fast_path() -> None:
+    for envelope in ("none", "json"):
+        codec = vehicle_codec_for(envelope)
+        numbers = codec.numbers(codec.encode(GOOD, 5))
+        assert numbers == (GOOD.event_time_ms, 22, 1234, 60.1699, 24.9384, 8.3, -5)
+        assert codec.numbers(codec.encode(GOOD._replace(lat=None, long=None), 5)) is not None
+        assert codec.numbers(b'{"oper": true}') is None and codec.numbers(b"{") is None

@@ -92,6 +92,44 @@ OPTIONAL_DETAILS: frozenset[str] = frozenset(
 """Details declared proto3 `optional`: they may be absent (None), not just zero."""
 
 
+class PositionNumbers(NamedTuple):
+    """What the geo query needs of a position: its time, its vehicle and its numbers."""
+
+    event_time_ms: int
+    oper: int
+    veh: int
+    lat: float | None
+    long: float | None
+    speed: float | None
+    delay: float | None
+
+    @classmethod
+    def of(cls, position: VehiclePosition) -> PositionNumbers:
+        p = position
+        return cls(p.event_time_ms, p.oper, p.veh, p.lat, p.long, p.speed, p.delay)
+
+
+_FLOAT_OR_NONE = (float, type(None))
+_NUMBER_OR_NONE = (float, int, type(None))
+
+
+def _plain_numbers(details: Any, event_time_ms: Any) -> PositionNumbers | None:
+    """The numbers of JSON details whose values all have their plain types (int time and
+    vehicle, float coordinates, number speed and delay, or null), else None."""
+    if type(details) is not dict:
+        return None
+    get = details.get
+    oper, veh, lat, long = get("oper"), get("veh"), get("lat"), get("long")
+    speed, delay = get("speed"), get("delay")
+    if type(event_time_ms) is not int or type(oper) is not int or type(veh) is not int:
+        return None
+    if type(lat) not in _FLOAT_OR_NONE or type(long) not in _FLOAT_OR_NONE:
+        return None
+    if type(speed) not in _NUMBER_OR_NONE or type(delay) not in _NUMBER_OR_NONE:
+        return None
+    return PositionNumbers(event_time_ms, oper, veh, lat, long, speed, delay)
+
+
 def _details(position: VehiclePosition) -> dict[str, Any]:
     """The details as JSON names and values, `vehicle` first."""
     details: dict[str, Any] = {"vehicle": position.key}
@@ -122,6 +160,12 @@ class VehiclePositionCodec(ABC):
     def decode(self, value: bytes) -> tuple[VehiclePosition, int | None]:
         """The position and its ingestion time (None when the encoding has none)."""
 
+    def numbers(self, value: bytes) -> PositionNumbers | None:
+        """The geo query's fast path: the numbers of a value that `decode` takes and whose
+        fields all have their plain types, without building the record; None for any other
+        value (then `decode` says what it is). This codec has no fast path: always None."""
+        return None
+
 
 class PlainVehicleJsonCodec(VehiclePositionCodec):
     """The position as one plain JSON object with `phenomenonTime` (epoch ms)."""
@@ -137,6 +181,13 @@ class PlainVehicleJsonCodec(VehiclePositionCodec):
     def decode(self, value: bytes) -> tuple[VehiclePosition, int | None]:
         obj = orjson.loads(value)
         return _position(obj, obj["phenomenonTime"]), None
+
+    def numbers(self, value: bytes) -> PositionNumbers | None:
+        try:
+            obj = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+        return _plain_numbers(obj, obj.get("phenomenonTime")) if type(obj) is dict else None
 
 
 class JsonVehicleEnvelopeCodec(VehiclePositionCodec):
@@ -157,6 +208,15 @@ class JsonVehicleEnvelopeCodec(VehiclePositionCodec):
         obj = orjson.loads(value)
         position = _position(obj["vehiclePosition"], obj["eventTimeMs"])
         return position, int(obj["ingestionTimeMs"])
+
+    def numbers(self, value: bytes) -> PositionNumbers | None:
+        try:
+            obj = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+        if type(obj) is not dict or type(obj.get("ingestionTimeMs")) is not int:
+            return None
+        return _plain_numbers(obj.get("vehiclePosition"), obj.get("eventTimeMs"))
 
 
 class ProtobufVehicleEnvelopeCodec(VehiclePositionCodec):

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from statestream.geo import assign_cells
-from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
+from statestream.ingest.vehicle_positions import PositionNumbers, vehicle_codec_for
 from statestream.jobs.vehicle_decoding import LATEST_EVENT_TIME_MS
 
 _VEHICLE_BITS = 32
@@ -64,17 +64,17 @@ def decode_positions(
     return {"t": t, "vehicle": vehicle, **floats, "cell": cell, "reason": reason}
 
 
-Decoded = tuple[VehiclePosition | None, tuple[float, ...], str | None]
+Decoded = tuple[PositionNumbers | None, tuple[float, ...], str | None]
 _NONE: tuple[float, ...] = ()
 
 
 def _decoded(codec, value: bytes | None) -> Decoded:
-    """The position of a value and its lat, long, speed, delay (NaN: missing), or the reason it
-    is none."""
+    """The numbers of a value's position and its lat, long, speed, delay (NaN: missing), or the
+    reason it is none. The codec's fast path reads a well-typed value; `decode` any other."""
     if value is None:
         return None, _NONE, "empty message"
     try:
-        position, _ = codec.decode(bytes(value))
+        position = codec.numbers(value) or PositionNumbers.of(codec.decode(bytes(value))[0])
         numbers = _numbers(position)
         if not (isinstance(position.oper, int) and isinstance(position.veh, int)):
             raise TypeError("oper and veh must be integers")
@@ -99,7 +99,7 @@ def _decoded(codec, value: bytes | None) -> Decoded:
     return position, numbers, None
 
 
-def _numbers(position: VehiclePosition) -> tuple[float, ...]:
+def _numbers(position: PositionNumbers) -> tuple[float, ...]:
     """lat, long, speed, delay as floats (NaN: missing, or a number that is not finite)."""
     numbers = []
     for value in (position.lat, position.long, position.speed, position.delay):
