@@ -4,6 +4,9 @@ Input: simulated vehicles (straight runs through the Helsinki area at 1 Hz, 3 % 
 encoded by the ingest codec of `settings.ingest.envelope`, keyed `oper/veh`, on a fresh topic
 of `topics.vehicle_positions_partitions` partitions.
 
+0. Warm-up: a geo query of its own over the first positions on a topic of their own
+   (`--warmup-positions`), so that the JVM's compiled code and the Python workers are as in a
+   query that has been running (as `bench pipeline` does).
 1. Throughput: N positions preloaded, then the geo query (`start_geo_query`, availableNow, a
    fresh checkpoint) over them: positions/s over its batches, and over the batches after the
    first (sustained: the first carries the Python workers' and the JVM's warm-up).
@@ -58,6 +61,7 @@ class GeoBenchOptions:
     rate: float = 2_000.0  # positions/s of the latency run
     latency_seconds: float = 30.0
     baseline: bool = True
+    warmup_positions: int = 50_000
 
 
 def simulated(count: int, vehicles: int, start_ms: int, seed: int = 1) -> dict[str, np.ndarray]:
@@ -97,11 +101,12 @@ def run(spark: SparkSession, settings: Settings, options: GeoBenchOptions, say: 
     bench = _bench_settings(settings, name)
     folder = Path(tempfile.mkdtemp(prefix="statestream-bench-geo-"))
     try:
-        say(f"producing {options.positions:,} positions")
         start_ms = (int(time.time() * 1000) // 60_000 - 24 * 60) * 60_000
+        warm_up = _warm_up(spark, settings, f"{name}_warmup", options, start_ms, folder, say)
+        say(f"producing {options.positions:,} positions")
         columns = simulated(options.positions, options.vehicles, start_ms)
         _produce_all(bench, columns)
-        figures = _throughput(spark, bench, options, folder / "geo", say)
+        figures = {**warm_up, **_throughput(spark, bench, options, folder / "geo", say)}
         if options.baseline:
             say("baseline: Spark's window() + groupBy on the same positions")
             figures.update(_baseline(spark, bench, options, folder / "baseline"))
@@ -115,6 +120,28 @@ def run(spark: SparkSession, settings: Settings, options: GeoBenchOptions, say: 
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         _delete_topics(bench)
+
+
+def _warm_up(
+    spark: SparkSession,
+    settings: Settings,
+    name: str,
+    options: GeoBenchOptions,
+    start_ms: int,
+    folder: Path,
+    say: Progress,
+) -> dict:
+    """The geo query over `options.warmup_positions` on topics of their own; its seconds."""
+    if not options.warmup_positions:
+        return {"warmup_positions": 0, "warmup_seconds": 0.0}
+    say(f"warming up: {options.warmup_positions:,} positions on topics of their own")
+    warm = _bench_settings(settings, name)
+    try:
+        _produce_all(warm, simulated(options.warmup_positions, options.vehicles, start_ms))
+        figures = _throughput(spark, warm, options, folder / "warmup" / "geo", say)
+    finally:
+        _delete_topics(warm)
+    return {"warmup_positions": figures["positions"], "warmup_seconds": figures["wall_seconds"]}
 
 
 def _bench_settings(settings: Settings, name: str) -> Settings:

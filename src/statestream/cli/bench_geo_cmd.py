@@ -35,19 +35,27 @@ def bench_geo(
         bool,
         typer.Option("--baseline/--no-baseline", help="Also run Spark's window() + groupBy."),
     ] = True,
+    warmup_positions: Annotated[
+        int,
+        typer.Option(
+            "--warmup-positions", min=0, help="Positions of a warm-up query first (0: none)."
+        ),
+    ] = 50_000,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """The geo-cell query on the local Kafka and Spark: positions/s, latency, baseline ratio.
 
-    Throughput: --positions simulated positions (the ingest codec of the settings' envelope) are
-    preloaded into a fresh topic and the geo query runs over them (availableNow): positions_per_s
-    over its batches. Latency: positions sent at --rate with event time = now while the query runs;
-    latency_p50_s / latency_p99_s from a position's sending until a read_committed consumer sees a
-    cell result that counts it. Baseline: Spark's own window() + groupBy aggregation (from_json, h3
-    in a pandas UDF, approximate distinct vehicles) over the same positions, its positions/s and the
-    ratio (both after the first batch). Target: ≥ 50,000 positions/s. Needs the services running;
-    its topics and checkpoints are removed at the end. Figures mean little on a busy machine (the
-    load average is printed with them).
+    Warm-up: a geo query of its own over --warmup-positions positions on topics of their own, so
+    that the JVM and the Python workers are warm. Throughput: --positions simulated positions
+    (the ingest codec of the settings' envelope) are preloaded into a fresh topic and the geo
+    query runs over them (availableNow): positions_per_s over its batches. Latency: positions
+    sent at --rate with event time = now while the query runs; latency_p50_s / latency_p99_s from
+    a position's sending until a read_committed consumer sees a cell result that counts it.
+    Baseline: Spark's own window() + groupBy aggregation (from_json, h3 in a pandas UDF,
+    approximate distinct vehicles) over the same positions, its positions/s and the ratio (both
+    after the first batch). Target: ≥ 50,000 positions/s. Needs the services running; its topics
+    and checkpoints are removed at the end. Figures mean little on a busy machine (the load
+    average is printed with them).
     """
     import os
 
@@ -63,6 +71,7 @@ def bench_geo(
         rate=rate,
         latency_seconds=latency_seconds,
         baseline=baseline,
+        warmup_positions=warmup_positions,
     )
     with _stdout_to_stderr(as_json):
         spark = spark_session(settings, app_name="statestream-bench-geo")
@@ -88,6 +97,7 @@ def _table(f: dict) -> Table:
         ("positions", f"{f['positions']:,} in {f['batches']} batches"),
         ("positions/s", f"{f['positions_per_s']:,} (target {f['target_positions_per_s']:,} {met})"),
         ("positions/s after the first batch", f"{f['sustained_positions_per_s'] or '–'}"),
+        ("warm-up before", f"{f['warmup_positions']:,} positions in {f['warmup_seconds']} s"),
         ("cell results", f"{f['cell_results']:,}"),
         ("whole run with the query's start", f"{f['wall_seconds']} s"),
         ("baseline: window() + groupBy, positions/s", f"{f.get('baseline_positions_per_s', '–')}"),
