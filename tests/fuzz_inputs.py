@@ -8,6 +8,7 @@ stage must either take or dead-letter with a reason, without raising or stalling
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -187,3 +188,60 @@ def check_late_record(record: dict[str, Any], stage: str) -> None:
     """Assert `record` has the one late-record shape of `stage`."""
     assert list(record)[: len(LATE_FIELDS)] == list(LATE_FIELDS)
     assert record["stage"] == stage and record["reason"] == "late"
+
+
+def bad_values(
+    template: dict[str, Any], *, time_field: str, number_field: str, wrap: str | None = None
+) -> dict[str, bytes]:
+    """Eleven kinds of bad input, by name, around `template`, a record a stage takes (inside
+    `{wrap: …}` when given): each must be dead-lettered, and the stream go on."""
+
+    def encoded(record: dict[str, Any]) -> bytes:
+        return json.dumps({wrap: record} if wrap else record).encode()
+
+    def literal(text: str) -> bytes:
+        placeholder = encoded({**template, number_field: _PLACEHOLDER}).decode()
+        return placeholder.replace(json.dumps(_PLACEHOLDER), text).encode()
+
+    good = encoded(template)
+    return {
+        "empty": b"",
+        "random_bytes": bytes(range(3, 256, 7)),
+        "truncated_json": good[: len(good) // 2],
+        "two_records": good + b"\n" + good,
+        "not_an_object": b"[1, 2, 3]",
+        "deeply_nested": _deep(5_000, "list"),
+        "nan_literal": literal("NaN"),
+        "beyond_double": literal("1e400"),
+        "time_as_text": encoded({**template, time_field: "yesterday"}),
+        "no_fields": encoded({}),
+        "huge_array": encoded({**template, number_field: [1.5] * 20_000}),
+    }
+
+
+def raw_input(letter: dict[str, Any]) -> bytes | None:
+    """The raw input a dead letter kept (cut at its limit when `truncated`)."""
+    raw = letter["raw"]
+    if raw is None:
+        return None
+    return base64.b64decode(raw) if letter["raw_encoding"] == "base64" else raw.encode()
+
+
+def assert_each_dead_lettered(
+    letters: list[dict[str, Any]], values: dict[str, bytes], stage: str, extra: tuple = ()
+) -> list[dict[str, Any]]:
+    """Every value of `values` has its own dead letter among `letters` (matched by its raw input
+    and size), of `stage`'s shape with a reason; returns the letters left over."""
+    left = list(letters)
+    for kind, value in values.items():
+        found = [letter for letter in left if _kept(letter, value)]
+        assert found, f"no dead letter for the {kind} input"
+        check_dead_letter(found[0], stage, extra)
+        left.remove(found[0])
+    return left
+
+
+def _kept(letter: dict[str, Any], value: bytes) -> bool:
+    """Whether `letter` is the dead letter of `value` (its raw input, cut or whole)."""
+    raw = raw_input(letter)
+    return raw is not None and letter["raw_bytes"] == len(value) and value.startswith(raw)

@@ -18,6 +18,7 @@ from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.jobs.status import STOPPED, QueryStatus, read_statuses, status_folder
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
+from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.support import read_committed
 
 pytestmark = pytest.mark.integration
@@ -183,10 +184,14 @@ def test_malformed_records_go_to_the_dead_letter_topic(
         record,  # without a key
         record.replace(b"R0815", b"R0816"),  # under R0815.vaTorque_C11
     ]
+    template = {"thing": "R0815", "quantity": "vaTorque_C11", "phenomenonTime": 5, "result": 1}
+    kinds = bad_values(template, time_field="phenomenonTime", number_field="result")
     producer = Producer(settings.kafka.client_config())
     for raw in bad:
         key = b"R0815.vaTorque_C11" if raw == bad[-1] else None
         producer.produce(settings.topics.machine_data, key=key, value=raw)
+    for raw in kinds.values():
+        producer.produce(settings.topics.machine_data, key=b"R0815.vaTorque_C11", value=raw)
     producer.flush(30)
     _produce(settings, good)
     query = start_join_query(
@@ -194,7 +199,9 @@ def test_malformed_records_go_to_the_dead_letter_topic(
     )
     query.awaitTermination()
     assert query.exception() is None
-    dead = _read_json(settings, settings.topics.dead_letter)
+    dead = assert_each_dead_lettered(
+        _read_json(settings, settings.topics.dead_letter), kinds, "join"
+    )
     assert sorted(d["raw"].encode() for d in dead) == sorted(bad)
     reasons = {d["raw"]: d["reason"] for d in dead}
     assert "bad JSON" in reasons["{not json"]

@@ -13,6 +13,7 @@ from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.jobs.stats_job import StatsJobOptions, batch_metrics, start_stats_query
 from statestream.stats import StatsSpec
+from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.integration.stats_support import (
     latest_results,
     produce_power,
@@ -76,6 +77,10 @@ def test_synthetic_series_give_their_known_statistics(
     for raw in bad:
         producer.produce(settings.topics.machine_out, value=raw)
     producer.produce(settings.topics.machine_out, key=b"X.vaPower_C11", value=not_finite)
+    template = {"thing": "X", "quantity": "vaPower_C11", "phenomenonTime": 5, "result": 1.0}
+    kinds = bad_values(template, time_field="phenomenonTime", number_field="result")
+    for raw in kinds.values():
+        producer.produce(settings.topics.machine_out, key=b"X.vaPower_C11", value=raw)
     producer.produce(
         settings.topics.machine_out,
         key=b"X.other",
@@ -123,7 +128,8 @@ def test_synthetic_series_give_their_known_statistics(
     assert levels == expected.levels
     assert duty == pytest.approx(expected.duty)
 
-    dead = {d["raw"]: d for d in read_json(settings, settings.topics.dead_letter)}
+    letters = read_json(settings, settings.topics.dead_letter)
+    dead = {d["raw"]: d for d in assert_each_dead_lettered(letters, kinds, "stats")}
     assert set(dead) == {raw.decode() for raw in [*bad, not_finite]}  # as they were on the topic
     assert "bad JSON" in dead["{not json"]["reason"]
     assert dead[bad[1].decode()]["reason"] == "missing result"
@@ -131,8 +137,11 @@ def test_synthetic_series_give_their_known_statistics(
     assert all(d["source_topic"] == settings.topics.machine_out for d in dead.values())
     assert all(d["stage"] == "stats" and list(d) == list(DEAD_LETTER_FIELDS) for d in dead.values())
     metrics = [batch_metrics(p) for p in query.recentProgress]
-    assert sum(m["records_in"] for m in metrics) == len(records) + 4
+    assert sum(m["records_in"] for m in metrics) == len(records) + 4 + len(kinds)
     assert sum(m["windows_out"] for m in metrics) == len(results)
     assert sum(m["alerts"] for m in metrics) == len(alerts)
-    assert (sum(m["late"] for m in metrics), sum(m["malformed"] for m in metrics)) == (1, 3)
+    assert (sum(m["late"] for m in metrics), sum(m["malformed"] for m in metrics)) == (
+        1,
+        3 + len(kinds),
+    )
     assert sum(m["other_quantities"] for m in metrics) == 1
