@@ -24,6 +24,7 @@ from statestream.jobs.influx_sink_job import (
     start_influx_sink_query,
 )
 from statestream.services import start_services, stop_services
+from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.support import influx_query, read_committed
 
 pytestmark = pytest.mark.integration
@@ -163,7 +164,9 @@ def test_the_sink_writes_exactly_the_records_of_each_topic(
     refined = _levels("R0815", 0, [0.0, 0.0, 0.0, 0.0, 60.0])  # a late refinement of window 0
     alerts = [_duty("R0815", 60_000 * i, 0.45 + i / 100, alert=True) for i in range(3)]
     bad = [b"not json", b'{"thing": "R0815", "quantity": "q", "result": 1.0}', b'{"thing": 1}']
+    kinds = bad_values(data[0], time_field="phenomenonTime", number_field="result")
     _produce(sink_settings, topics.machine_data, [*data, *data[:50], bad[0], bad[1]])
+    _produce(sink_settings, topics.machine_out, list(kinds.values()))
     _produce_aborted(sink_settings, topics.machine_data, [{**data[0], "result": 999.0}])
     _produce(sink_settings, topics.machine_out, pairs)
     _produce(sink_settings, topics.stats, [*stats, bad[2], refined])
@@ -201,15 +204,16 @@ def test_the_sink_writes_exactly_the_records_of_each_topic(
         (60_000_000 * i, 0.45 + i / 100, 0.4) for i in range(3)
     ]
 
-    dead = [json.loads(v) for v in read_committed(sink_settings, topics.dead_letter)]
+    letters = [json.loads(v) for v in read_committed(sink_settings, topics.dead_letter)]
+    dead = assert_each_dead_lettered(letters, kinds, "sink_influx")
     assert sorted(d["raw"].encode() for d in dead) == sorted(bad)
     reasons = {d["raw"]: d["reason"] for d in dead}
     assert reasons["not json"].startswith("bad JSON")
     assert "phenomenonTime" in reasons[bad[1].decode()]
     assert all(d["source_topic"] in (topics.machine_data, topics.stats) for d in dead)
     assert all(d["stage"] == "sink_influx" and list(d) == list(DEAD_LETTER_FIELDS) for d in dead)
-    assert sum(r.bad_records for r in reports) == len(bad)
-    produced = len(data) + 50 + 2 + len(pairs) + len(stats) + 2 + len(alerts)  # aborted: not read
+    assert sum(r.bad_records for r in reports) == len(bad) + len(kinds)
+    produced = len(data) + 50 + 2 + len(pairs) + len(kinds) + len(stats) + 2 + len(alerts)
     assert sum(r.records for r in reports) == produced
     assert len(reports) > 1, "max_offsets_per_trigger should have made several batches"
 

@@ -56,15 +56,15 @@ NOT_A_NUMBER = re.compile(r"=-?(nan|inf)\b")
 
 
 @st.composite
-def sink_rows(draw: st.DrawFn) -> tuple[list[str], list[str | None]]:
-    """(topics, values): the sink's input rows, values as text as Spark casts them."""
+def sink_rows(draw: st.DrawFn) -> tuple[list[str], list[bytes | None]]:
+    """(topics, values): the sink's input rows, values as the bytes Spark reads from Kafka."""
     topics, values = [], []
     for _ in range(draw(st.integers(1, 10))):
         topic = draw(st.sampled_from(sorted(STREAMS)))
         template = draw(st.sampled_from(TEMPLATES[STREAMS[topic]]))
         value = draw(hostile(template) | st.none())
         topics.append(topic)
-        values.append(None if value is None else value.decode("utf-8", "replace"))
+        values.append(value)
     return topics, values
 
 

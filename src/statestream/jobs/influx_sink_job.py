@@ -126,7 +126,10 @@ def sink_streams(settings: Settings) -> dict[str, str]:
 
 
 def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOptions) -> DataFrame:
-    """The sink's topics as rows (topic, partition, offset, value as text), committed data only."""
+    """The sink's topics as rows (topic, partition, offset, value), committed data only.
+
+    The value stays binary: a value that is no UTF-8 would fail the conversion of a text column
+    to pandas and with it the task, every retry of it; as bytes it becomes a dead letter."""
     reader = (
         spark.readStream.format("kafka")
         .options(**settings.kafka.spark_options())
@@ -137,9 +140,7 @@ def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOp
     max_offsets = options.max_offsets_per_trigger or settings.influx_sink.max_offsets_per_trigger
     if max_offsets:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
-    return reader.load().select(
-        "topic", "partition", "offset", F.col("value").cast("string").alias("value")
-    )
+    return reader.load().select("topic", "partition", "offset", "value")
 
 
 class InfluxPartitionWriter:
@@ -195,7 +196,7 @@ class InfluxPartitionWriter:
         )
 
     def _points(
-        self, topics: list[str], values: list[str | None]
+        self, topics: list[str], values: list[bytes | None]
     ) -> tuple[list[Point], list[int], list[tuple[int, str]]]:
         """The points (the last wins per series and time), the row of each, the bad rows."""
         latest: dict[tuple[str, int | float], tuple[Point, int]] = {}
