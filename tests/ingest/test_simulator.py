@@ -76,3 +76,10 @@ def test_the_pacer_holds_the_rate() -> None:
     started = time.monotonic()
     assert len(list(pacer.paced(iter([b"x"] * 41)))) == 41
     assert time.monotonic() - started >= 0.19
+
+
+def test_a_line_nested_too_deeply_for_json_is_sent_as_it_is() -> None:
+    deep = b"[" * 5_000 + b"]" * 5_000
+    plan = SimulationPlan(lines=[LINES[0], deep, LINES[1]], order="time", retime=True)
+    payloads = list(plan.payloads())
+    assert len(payloads) == 3 and deep in payloads

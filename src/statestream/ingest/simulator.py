@@ -164,7 +164,7 @@ def _read_row(raw: bytes) -> _Row:
         if not isinstance(obj, dict) or not isinstance(obj.get("Thing"), str):
             return _Row(raw, None)
         time_ms, unit = normalise_time_ms(obj.get("Timestamp"))
-    except (ValueError, MalformedRow):
+    except (ValueError, MalformedRow, RecursionError):  # RecursionError: JSON nested too deep
         return _Row(raw, None)
     if unit != "ms" or not isinstance(obj["Timestamp"], int):
         return _Row(raw, None)
