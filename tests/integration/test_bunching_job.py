@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import orjson
 import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -15,6 +16,7 @@ from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.jobs.bunching_job import BunchingJobOptions, batch_metrics, start_bunching_query
 from statestream.testing import read_records
+from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 
 pytestmark = pytest.mark.integration
 
@@ -105,6 +107,9 @@ def test_a_pair_of_one_line_gives_one_alert_other_lines_none(
     )
     elsewhere = vehicle_codec_for(settings.ingest.envelope).encode(positions[0], START_MS)
     bad = [(b"22/9", b"{not json"), (b"22/8", elsewhere)]  # the second: not 22/8's position
+    template = orjson.loads(vehicle_codec_for("none").encode(positions[0], START_MS))
+    kinds = bad_values(template, time_field="phenomenonTime", number_field="lat")
+    bad += [(b"22/1", value) for value in kinds.values()]
     restart_ms = START_MS + 40_000  # the episode goes on after a restart from the checkpoint
     produce(settings, [p for p in positions if p.event_time_ms < restart_ms], bad)
     first = run_to_the_end(spark, settings, unique_name, tmp_path / "checkpoint")
@@ -133,6 +138,7 @@ def test_a_pair_of_one_line_gives_one_alert_other_lines_none(
     dead = [
         json.loads(value) for _, _, value in read_records(settings, settings.topics.dead_letter)
     ]
+    dead = assert_each_dead_lettered(dead, kinds, "bunching")
     assert len(dead) == 2
     assert "key '22/8' is not the position's vehicle 22/1" in {d["reason"] for d in dead}
     assert "{not json" in {d["raw"] for d in dead}
@@ -140,4 +146,4 @@ def test_a_pair_of_one_line_gives_one_alert_other_lines_none(
     assert {d["source_topic"] for d in dead} == {settings.topics.vehicle_positions}
     assert sum(m["records_in"] for m in metrics) == len(positions) + len(bad)
     assert sum(m["no_fix"] for m in metrics) == 4 * 5
-    assert sum(m["malformed"] for m in metrics) == 2
+    assert sum(m["malformed"] for m in metrics) == 2 + len(kinds)

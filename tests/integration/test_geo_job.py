@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import orjson
 import pandas as pd
 import pytest
 
 from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
+from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, geo_spec, start_geo_query
+from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.integration.geo_support import (
     BASE_MS,
     assert_same_cells,
@@ -29,6 +32,9 @@ from tests.integration.geo_support import (
 )
 
 pytestmark = pytest.mark.integration
+
+GOOD = VehiclePosition(22, 1, 1764051330123, "bus", "1052", 1, "52", 60.1699, 24.9384,
+                       8.3, 120, -5, 1234, 0, 0, None, "08:15", "2026-11-25")  # fmt: skip
 
 
 def _run(spark, settings: Settings, checkpoint: Path, max_offsets: int | None = None) -> list:
@@ -56,12 +62,17 @@ def test_cells_equal_pandas_and_h3_with_late_updates_and_late_records(
     main = driving(vehicles=8, seconds=240, seed=3)
     closer = _one(main, 999, 250.0)  # watermark 245 s: windows up to 240 s are final
     first = pd.concat([shuffled_within(main, 3000, seed=4), closer])
-    produce_positions(settings, first, extra=[b"{", b'{"vehicle": "22/1"}'])
+    kinds = bad_values(
+        orjson.loads(vehicle_codec_for("none").encode(GOOD, 0)),
+        time_field="phenomenonTime",
+        number_field="lat",
+    )
+    produce_positions(settings, first, extra=[b"{", b'{"vehicle": "22/1"}', *kinds.values()])
     checkpoint = tmp_path / "checkpoint"
     batches = _run(spark, settings, checkpoint, max_offsets=1200)
     assert len([b for b in batches if b["records_in"]]) >= 2
     assert sum(b["no_fix"] for b in batches) == int(first["lat"].isna().sum())
-    assert sum(b["malformed"] for b in batches) == 2
+    assert sum(b["malformed"] for b in batches) == 2 + len(kinds)
 
     on_time = read_json(settings, settings.topics.vehicle_cells)
     finals = Counter((r["cell"], r["window_start"]) for r in on_time if r["final"])
@@ -90,6 +101,6 @@ def test_cells_equal_pandas_and_h3_with_late_updates_and_late_records(
     ]
     assert list(late[0])[: len(LATE_FIELDS)] == list(LATE_FIELDS)
     assert late[0]["watermark"] == BASE_MS + 245_000
-    dead = read_json(settings, settings.topics.dead_letter)
+    dead = assert_each_dead_lettered(read_json(settings, settings.topics.dead_letter), kinds, "geo")
     assert sorted(d["raw"] for d in dead) == ["{", '{"vehicle": "22/1"}']
     assert list(dead[0])[: len(DEAD_LETTER_FIELDS)] == list(DEAD_LETTER_FIELDS)

@@ -15,6 +15,7 @@ from statestream.bad_input import DEAD_LETTER_FIELDS
 from statestream.config import Settings
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 from statestream.ingest.connector_process import ConnectorProcess
+from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.integration.ingest_support import (
     CuttableProxy,
     cleanup,
@@ -129,6 +130,23 @@ def test_the_connector_reconnects_after_a_network_cut_and_loses_nothing(ingest: 
     for key, series in per_key.items():
         assert list(dict.fromkeys(series)) == expected[key], key
     assert per_key.keys() == expected.keys()
+
+
+def test_eleven_kinds_of_bad_input_are_dead_lettered_between_good_rows(ingest: Settings) -> None:
+    row = {"Thing": "R0815", "Timestamp": 1554096380468, "vaLoad_C11": 1.5}
+    kinds = bad_values(row, time_field="Timestamp", number_field="vaLoad_C11")
+    good = LINES[:110]
+    lines: list[bytes] = []
+    for index, payload in enumerate(kinds.values()):
+        lines += [*good[index * 10 : (index + 1) * 10], payload]
+    with connector_thread(ingest) as running:
+        publish(ingest, lines)
+        wait_for_records(ingest, ingest.topics.dead_letter, len(kinds))
+        wait_for_records(ingest, ingest.topics.machine_data, _count(expected_records(good)))
+    assert sum(running.pipeline.counts.rejected.values()) == len(kinds)
+    dead = [json.loads(value) for _, value in read_records(ingest, ingest.topics.dead_letter)]
+    assert assert_each_dead_lettered(dead, kinds, "ingest", extra=("kind",)) == []
+    assert _per_key(read_records(ingest, ingest.topics.machine_data)) == expected_records(good)
 
 
 def test_each_kind_of_bad_message_goes_to_the_dead_letter_topic(ingest: Settings) -> None:

@@ -20,7 +20,7 @@ from statestream.ingest.simulate import publish_to_mqtt
 from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
 from statestream.ingest.simulator import Pacer
 from statestream.ingest.vehicle_positions import vehicle_codec_for
-from tests.fuzz_inputs import VP_EVENT
+from tests.fuzz_inputs import VP_EVENT, assert_each_dead_lettered, bad_values
 from tests.integration.ingest_support import (
     cleanup,
     delete_topics,
@@ -90,6 +90,31 @@ def test_vehicles_and_machines_through_one_connector(both: Settings, tmp_path: P
         assert letter["stage"] == "ingest" and letter["reason"]
         assert letter["source_topic"] == topic and letter["raw"].encode() == payload
     assert "dead letters (hfp_bad_json 1" in connector.output()
+
+
+def test_eleven_kinds_of_bad_vp_payloads_are_dead_lettered_between_good_ones(
+    both: Settings, tmp_path: Path
+) -> None:
+    simulation = dataclasses.replace(SIMULATION, root=both.ingest.client_id, duration_s=10)
+    messages = list(simulation.messages())
+    topic = messages[0][0]
+    kinds = bad_values(VP_EVENT, time_field="tst", number_field="lat", wrap="VP")
+    mixed: list[tuple[str, bytes]] = []
+    for index, payload in enumerate(kinds.values()):
+        mixed += [*messages[index * 10 : (index + 1) * 10], (topic, payload)]
+    mixed += messages[len(kinds) * 10 :]
+    connector = ConnectorProcess(both, tmp_path / "connector.log", "--report-every", "0")
+    connector.start()
+    try:
+        publish_to_mqtt(both, None, iter(mixed), 1, Pacer(None), None)
+        wait_for_records(both, both.topics.dead_letter, len(kinds))
+        wait_for_records(both, both.topics.vehicle_positions, len(messages))
+    finally:
+        assert connector.stop() == 0, connector.output()
+    dead = [json.loads(value) for _, value in read_records(both, both.topics.dead_letter)]
+    assert assert_each_dead_lettered(dead, kinds, "ingest", extra=("kind",)) == []
+    positions = _positions_by_key(read_records(both, both.topics.vehicle_positions))
+    assert positions == _expected_positions(messages)
 
 
 def _bad_vehicle_messages(root: str) -> dict[str, tuple[str, bytes]]:
