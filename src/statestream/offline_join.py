@@ -6,7 +6,6 @@ file is; pairs are written in emission order.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import IO
 
 import numpy as np
 
+from statestream.bad_input import late_record, to_json
 from statestream.formats import RecordColumns, pair_json_lines, parse_line
 from statestream.join import DUPLICATE, LATE, MALFORMED, JoinRouter, JoinSpec, RoutedStep
 
@@ -46,8 +46,10 @@ class _Run:
         specs: Sequence[JoinSpec],
         out: IO[str],
         late_out: Callable[[], IO[str]],
+        source: str,
     ) -> None:
         self.router = JoinRouter(specs)
+        self.source = source
         self.out = out
         self.late_out = late_out
         self.summary = JoinSummary()
@@ -98,28 +100,27 @@ class _Run:
             sink = self.late_out()
             for k in late:
                 row = rows[k]
+                watermark = verdicts.watermark[k]
                 sink.write(
-                    _late_json(routed.thing, series, spec, columns, row, verdicts.watermark[k])
+                    _late_json(self.source, routed.thing, series, spec, columns, row, watermark)
                 )
 
 
-def _late_json(thing, series, spec, columns, row, watermark) -> str:
-    return (
-        json.dumps(
-            {
-                "reason": "late",
-                "thing": thing,
-                "quantity": columns.quantities[row],
-                "phenomenonTime": columns.times[row],
-                "result": columns.values[row],
-                "series": series,
-                "join": spec.result,
-                "watermark": float(watermark),
-                "line": columns.lines[row],
-            }
-        )
-        + "\n"
+def _late_json(source, thing, series, spec, columns, row, watermark) -> str:
+    """The late record (`statestream.bad_input`) of input line `columns.lines[row]`."""
+    record = late_record(
+        "join",
+        thing=thing,
+        quantity=columns.quantities[row],
+        phenomenon_time=columns.times[row],
+        result=columns.values[row],
+        watermark=float(watermark),
+        source_topic=source,
+        series=series,
+        join=spec.result,
+        line=columns.lines[row],
     )
+    return to_json(record) + "\n"
 
 
 def join_lines(
@@ -129,14 +130,16 @@ def join_lines(
     late_out: Callable[[], IO[str]],
     flush: bool = True,
     on_progress: Callable[[int], None] | None = None,
+    source_name: str = "-",
 ) -> JoinSummary:
     """Join JSON lines from `source` and write pairs to `out`, late records to `late_out()`.
 
     `late_out` is called only when a first late record needs it. `on_progress` receives the
-    bytes read so far after each chunk.
+    bytes read so far after each chunk. `source_name` (the input file's) is the late records'
+    `source_topic`; each also has its `line`.
     """
     started = time.perf_counter()
-    run = _Run(specs, out, late_out)
+    run = _Run(specs, out, late_out, source_name)
     columns, line, bytes_read = RecordColumns(), 0, 0
     for raw in source:
         line += 1

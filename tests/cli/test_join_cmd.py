@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from statestream.bad_input import LATE_FIELDS
 from statestream.cli import app
 
 runner = CliRunner()
@@ -53,16 +54,22 @@ def test_join_writes_pairs_late_file_and_summary(tmp_path: Path) -> None:
     late = [
         json.loads(line) for line in (tmp_path / "out.jsonl.late.jsonl").read_text().splitlines()
     ]
-    assert late == [
+    assert list(late[0])[: len(LATE_FIELDS)] == list(LATE_FIELDS)  # the one late shape
+    assert late[0]["ingested_at"] > 0
+    assert [{k: v for k, v in r.items() if k != "ingested_at"} for r in late] == [
         {
+            "stage": "join",
             "reason": "late",
+            "source_topic": str(source),
+            "partition": None,
+            "offset": None,
             "thing": "m1",
             "quantity": "speed",
             "phenomenonTime": 1000.0,
             "result": 9.0,
+            "watermark": 2000.0,
             "series": "left",
             "join": "product_speed_torque",
-            "watermark": 2000.0,
             "line": 3,
         }
     ]

@@ -141,6 +141,7 @@ def join_command(
                 late_out,
                 flush=not no_flush,
                 on_progress=lambda done: progress.update(task, completed=done),
+                source_name=str(input_path),
             )
     _print_summary(summary, late_path if late_sink else None)
 
