@@ -107,3 +107,22 @@ def test_an_unreachable_influxdb_gives_an_empty_history_with_the_reason(
     influx = InfluxSettings(url="http://127.0.0.1:9")  # discard port: nothing listens
     history = load_history(influx, shaper, points=10, timeout_s=2)
     assert history.series == [] and "does not answer" in (history.error or "")
+
+
+def test_one_machine_also_gets_its_day_as_five_minute_means(shaper: RecordShaper) -> None:
+    midnight = T0 // 86_400_000 * 86_400_000
+    statements = history_queries(shaper, 10, thing="R1", since_ms=midnight)
+    assert len(statements) == 7
+    assert all(f"time >= {midnight}ms" in s and "GROUP BY time(300s)" in s for s in statements[5:])
+    assert len(history_queries(shaper, 10, since_ms=midnight)) == 5  # all machines: no day
+    day = serie(
+        "machine_data",
+        {"thing": "R1", "quantity": "actSpeed_C11"},
+        ["result"],
+        [[T0 - 600_000, 1.5], [T0 - 300_000, 2.5], [T0, 3.5]],  # the last: of the recent points
+    )
+    results = [*answer(), {"statement_id": 5, "series": [day]}, {"statement_id": 6}]
+    history = shape_history(results, shaper, 10)
+    speed = next(s for s in history.series if s["quantity"] == "actSpeed_C11")
+    assert speed["t"] == [T0 - 600_000, T0 - 300_000, T0, T0 + 1000, T0 + 2000]
+    assert speed["v"] == [1.5, 2.5, 1.0, 2.0, 3.0]

@@ -3,8 +3,9 @@
 One `statestream dashboard` process (topics of its own, a token set) serves both tests. The map
 test writes cell results and a bunching alert in the contract's shapes, in Kafka transactions (one
 aborted, which must never show: the feed reads read_committed); the fleet test writes the power,
-duty cycle and alerts of 1,000 machines. Screenshots go to test-artifacts/vehicles.png and
-test-artifacts/fleet.png.
+duty cycle and alerts of 1,000 machines and a day of one machine's power in InfluxDB. Screenshots
+go to test-artifacts/vehicles.png, test-artifacts/fleet.png and (the machine the fleet clicks
+through to) test-artifacts/machine.png.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 
 import h3
 import pytest
+import requests
 from confluent_kafka import Producer
 
 from statestream.config import Settings
@@ -23,6 +25,7 @@ from tests.integration.dashboard_support import (
     ARTIFACTS,
     Dashboard,
     chromium,
+    influx_query,
     open_page,
     running_dashboard,
 )
@@ -30,6 +33,7 @@ from tests.integration.dashboard_support import (
 pytestmark = pytest.mark.integration
 
 MINUTE = 60_000
+DAY_MS = 86_400_000
 HELSINKI = [(60.1699, 24.9384), (60.1719, 24.9414), (60.1868, 24.9609)]
 MACHINES = 1000
 
@@ -160,6 +164,28 @@ def _produce(dashboard: Dashboard, records: list[tuple[str, str, dict]]) -> None
     assert producer.flush(20) == 0
 
 
+def _write_a_day_of_power(settings: Settings, thing: str) -> int:
+    """`thing`'s power every 10 s from today's UTC midnight, 1,000 points, into the dashboard's
+    InfluxDB database; how many 5-minute means lie before its last `history_points` points."""
+    midnight = int(time.time() * 1000) // DAY_MS * DAY_MS
+    lines = [
+        f"machine_out,thing={thing},quantity=vaPower_C11 result={i}.5 {midnight + i * 10_000}"
+        for i in range(1_000)
+    ]
+    influx_query(settings, f'CREATE DATABASE "{settings.influx.database}"').raise_for_status()
+    assert settings.influx.password is not None
+    written = requests.post(
+        f"{settings.influx.url}/write",
+        params={"db": settings.influx.database, "precision": "ms"},
+        data="\n".join(lines),
+        auth=(settings.influx.username, settings.influx.password.get_secret_value()),
+        timeout=10,
+    )
+    assert written.status_code == 204, written.text
+    first_recent_s = (1_000 - settings.dashboard.history_points) * 10
+    return -(-first_recent_s // 300)  # the means of 5-minute steps that start before it
+
+
 def test_the_fleet_of_1000_machines_renders_sorts_and_filters(dashboard, browser) -> None:
     ready = "window.statestreamFleet?.state.loaded && window.statestreamFleet.state.connected"
     page = open_page(browser, f"{dashboard.url}fleet?token={dashboard.token}", ready)
@@ -187,15 +213,22 @@ def test_the_fleet_of_1000_machines_renders_sorts_and_filters(dashboard, browser
         assert all("alert C11" in row and "50.0 %" in row for row in alerting)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "fleet.png"), full_page=True)
+        day_means = _write_a_day_of_power(dashboard.settings, "M0300")
         page.locator("#fleet tbody tr[data-thing='M0300'] td").nth(1).click()
         page.wait_for_url("**/?thing=M0300")
         page.wait_for_function("window.statestreamDashboard?.state.historyLoaded")
+        recent = dashboard.settings.dashboard.history_points
+        shown = page.evaluate("statestreamDashboard.pointCount('M0300', '0.result')")
+        assert shown == recent + day_means  # today's 5-minute means, then the recent points
         later = start + 1000
         power = {"phenomenonTime": later, "quantity": "vaPower_C11", "result": 1.0}
         _produce(dashboard, [("out", f"{m}.vaPower_C11", {**power, "thing": m})
                              for m in ("M0300", "M0301")])  # fmt: skip
-        page.wait_for_function("window.statestreamDashboard.pointCount('M0300', '0.result') > 0")
+        page.wait_for_function(  # the live point beside the history
+            f"statestreamDashboard.pointCount('M0300', '0.result') === {shown + 1}"
+        )
         assert page.locator("section.thing").count() == 1  # that machine only
+        page.screenshot(path=str(ARTIFACTS / "machine.png"), full_page=True)
     finally:
         page.close()
 

@@ -38,7 +38,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from statestream.config import Settings
 from statestream.dashboard.auth import TokenGate
 from statestream.dashboard.fleet import FleetBoard
-from statestream.dashboard.history import load_history
+from statestream.dashboard.history import day_start_ms, load_history
 from statestream.dashboard.hub import ClientHub
 from statestream.dashboard.kafka_feed import FeedBatch, KafkaFeed
 from statestream.dashboard.messages import (
@@ -217,8 +217,9 @@ async def history(request: Request) -> Response:
     settings = state.settings
     thing = request.query_params.get("thing") or None
     points = settings.dashboard.history_points
+    since = day_start_ms(time.time_ns() // 1_000_000) if thing is not None else None
     loaded = await run_in_threadpool(
-        load_history, settings.influx, state.shaper, points, thing=thing
+        load_history, settings.influx, state.shaper, points, thing=thing, since_ms=since
     )
     state.sweep()
     state.offer_history(loaded.results)

@@ -28,6 +28,10 @@ from statestream.dashboard.messages import (
 )
 
 ALERTS_IN_HISTORY = 20
+DAY_STEP_S = 300
+"""The page of one machine also gets today's series as 5-minute means (288 points a day)."""
+DAY_POINTS = 86_400 // DAY_STEP_S
+_DAY_MS = 86_400_000
 
 
 @dataclass
@@ -40,13 +44,26 @@ class History:
     error: str | None = None
 
 
-def history_queries(shaper: RecordShaper, points: int, thing: str | None = None) -> list[str]:
+def day_start_ms(now_ms: int) -> int:
+    """The start (UTC midnight) of the day of `now_ms`, in epoch ms.
+
+    >>> day_start_ms(1_795_000_000_000)
+    1794960000000
+    """
+    return now_ms // _DAY_MS * _DAY_MS
+
+
+def history_queries(
+    shaper: RecordShaper, points: int, thing: str | None = None, since_ms: int | None = None
+) -> list[str]:
     """The InfluxQL statements of one history load: series points, latest windows, alerts; of
-    one machine only if `thing` is given (the page of one machine)."""
+    one machine only if `thing` is given (the page of one machine), then with its series since
+    `since_ms` (today) as `DAY_STEP_S` means."""
     quantities = "|".join(c.pattern.pattern.replace("/", r"\/") for c in shaper.charts)
     of_thing = f' AND "thing" = {_string(thing)}' if thing is not None else ""
     where = f'WHERE "quantity" =~ /^(?:{quantities})$/{of_thing}'
     alerts_where = f'WHERE "thing" = {_string(thing)} ' if thing is not None else ""
+    day = _day_statements(where, since_ms) if thing is not None and since_ms is not None else []
     return [
         f'SELECT "result" FROM "machine_data" {where} GROUP BY "thing", "quantity" '
         f"ORDER BY time DESC LIMIT {points}",
@@ -60,6 +77,18 @@ def history_queries(shaper: RecordShaper, points: int, thing: str | None = None)
         "ORDER BY time DESC LIMIT 1",
         f'SELECT "duty_cycle", "limit", "window_end" FROM "machine_alerts" {alerts_where}'
         f'GROUP BY "thing", "component" ORDER BY time DESC LIMIT {ALERTS_IN_HISTORY}',
+        *day,
+    ]
+
+
+def _day_statements(where: str, since_ms: int) -> list[str]:
+    """The series of the day from `since_ms` as `DAY_STEP_S` means (statements 5 and 6)."""
+    until_ms = since_ms + _DAY_MS
+    return [
+        f'SELECT mean("result") AS "result" FROM "{measurement}" {where} '
+        f"AND time >= {since_ms}ms AND time < {until_ms}ms "
+        f'GROUP BY time({DAY_STEP_S}s), "thing", "quantity" fill(none)'
+        for measurement in ("machine_data", "machine_out")
     ]
 
 
@@ -78,10 +107,11 @@ def load_history(
     points: int,
     timeout_s: float = 10.0,
     thing: str | None = None,
+    since_ms: int | None = None,
 ) -> History:
-    """Query InfluxDB for the recent history (of one `thing`, or all); an unreachable server or a
-    missing database gives an empty history with the reason in `error` (the page then shows live
-    data only)."""
+    """Query InfluxDB for the recent history (of one `thing`, or all; of one thing also its
+    series since `since_ms`, see `history_queries`); an unreachable server or a missing database
+    gives an empty history with the reason in `error` (the page then shows live data only)."""
     password = influx.password.get_secret_value() if influx.password else ""
     try:
         response = requests.get(
@@ -89,7 +119,7 @@ def load_history(
             params={
                 "db": influx.database,
                 "epoch": "ms",
-                "q": ";".join(history_queries(shaper, points, thing)),
+                "q": ";".join(history_queries(shaper, points, thing, since_ms)),
             },
             auth=(influx.username, password),
             timeout=timeout_s,
@@ -110,8 +140,9 @@ def shape_history(results: list[dict[str, Any]], shaper: RecordShaper, points: i
     series = [
         point for statement in (0, 1) for point in _points(by_statement.get(statement, {}), shaper)
     ]
+    day = [point for s in (5, 6) for point in _points(by_statement.get(s, {}), shaper)]
     history = History(
-        series=series_messages(series, points),
+        series=series_messages(_before_recent(day, series) + series, points + DAY_POINTS),
         results=_latest_levels(by_statement.get(2, {})) + _duty_cycles(by_statement.get(3, {})),
         alerts=_alerts(by_statement.get(4, {})),
         error=errors[0] if errors else None,
@@ -122,6 +153,15 @@ def shape_history(results: list[dict[str, Any]], shaper: RecordShaper, points: i
             latest_alerts[alert.key] = alert
     history.results += list(latest_alerts.values())
     return history
+
+
+def _before_recent(day: list[SeriesPoint], recent: list[SeriesPoint]) -> list[SeriesPoint]:
+    """The day's means of each series from before its first recent point (those are exact)."""
+    first: dict[tuple[str, str], float] = {}
+    for point in recent:
+        key = (point.thing, point.quantity)
+        first[key] = min(first.get(key, point.time), point.time)
+    return [p for p in day if p.time < first.get((p.thing, p.quantity), float("inf"))]
 
 
 def _rows(result: dict[str, Any]) -> Iterator[tuple[dict[str, str], dict[str, Any]]]:

@@ -110,7 +110,9 @@
     else data.splice(lo, 0, { x, y });
   }
 
-  function addSeries(message) {
+  // On the page of one machine the history holds today's series (5-minute means before the
+  // recent points): those stay, and the chart keeps chart_points live points beside them.
+  function addSeries(message, fromHistory = false) {
     if (!wanted(message.thing)) return 0;
     const view = thingView(message.thing);
     const panel = view && view.charts.get(message.chart);
@@ -126,8 +128,9 @@
       chart.data.datasets.sort((a, b) => a.label.localeCompare(b.label));
     }
     message.t.forEach((t, i) => insertPoint(dataset.data, t, message.v[i]));
-    const excess = dataset.data.length - state.layout.chart_points;
-    if (excess > 0) dataset.data.splice(0, excess);
+    if (fromHistory && onlyThing) dataset.kept = (dataset.kept || 0) + message.t.length;
+    const excess = dataset.data.length - state.layout.chart_points - (dataset.kept || 0);
+    if (excess > 0) dataset.data.splice(dataset.kept || 0, excess); // the oldest live points
     // The values shown next to the title: each replaced only by one of the same or a newer time.
     const newest = message.t.length - 1;
     const shown = panel.latestValues.get(message.component);
@@ -274,7 +277,7 @@
 
   function applyHistory(history) {
     state.layout = history.layout;
-    for (const series of history.series) state.historyPoints += addSeries(series);
+    for (const series of history.series) state.historyPoints += addSeries(series, true);
     for (const alert of history.alerts) addAlert(alert);
     for (const result of history.results) showResult(result);
     renderHealth(history.health);
