@@ -112,8 +112,11 @@ def test_cells_and_a_bunching_alert_appear_on_the_map(dashboard: Dashboard, brow
         assert "22/1234 + 22/1240" in page.locator("#bunching").inner_text()
         by_vehicles = _fills(page)
         assert len(set(by_vehicles)) == 3  # 1, 2 and 3 vehicles: three colours
+        page.select_option("#colour-by", "speed")
+        by_speed = _fills(page)
+        assert by_speed != by_vehicles and "mean speed" in page.locator("#legend").inner_text()
         page.select_option("#colour-by", "delay")
-        assert _fills(page) != by_vehicles
+        assert _fills(page) not in (by_vehicles, by_speed)
         assert "mean delay" in page.locator("#legend").inner_text()
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "vehicles.png"))
