@@ -3,7 +3,8 @@
 # cluster: spark-submit with a packed environment"):
 #   <out>/statestream-<version>-py3-none-any.whl   statestream as a wheel
 #   <out>/spark-env/                               a venv with the wheel and its dependencies
-#   <out>/statestream-spark-env.tar.gz             that venv packed by venv-pack, for
+#   <out>/statestream-spark-env.tar.gz             that venv packed by venv-pack (without
+#                                                  pyspark/jars, ~150 MB), for
 #                                                  spark-submit --archives …#environment
 #   <out>/environment -> spark-env                 the same path for the driver, run from <out>
 # Usage: scripts/pack-spark-env.sh [out folder, default dist]   (PYTHON=python3.11 by default)
@@ -30,8 +31,10 @@ rm -rf "$OUT/spark-env"
 "$OUT/spark-env/bin/python" -m pip install -q "$OUT"/statestream-*.whl venv-pack ||
   die "pip install failed (see above): check that the package index is reachable"
 say "packing $OUT/statestream-spark-env.tar.gz"
-"$OUT/spark-env/bin/venv-pack" -q -p "$OUT/spark-env" -o "$OUT/statestream-spark-env.tar.gz" -f ||
-  die "venv-pack failed (see above)"
+# without pyspark's jars (460 MB): the executors' JVM is the workers' Spark, their Python never
+# reads a jar; the driver, spark-submit and the unpacked spark-env keep them
+"$OUT/spark-env/bin/venv-pack" -q -p "$OUT/spark-env" -o "$OUT/statestream-spark-env.tar.gz" -f \
+  --exclude 'lib/python3.11/site-packages/pyspark/jars/*' || die "venv-pack failed (see above)"
 # the driver runs each transformWithStateInPandas processor once with the executors' Python
 # (./environment/bin/python) to learn its state: spark-submit from <out> finds it there
 ln -sfn spark-env "$OUT/environment"
