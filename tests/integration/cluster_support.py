@@ -1,8 +1,9 @@
 """What the local-cluster tests share: the cluster's environment, its topics, a job to kill.
 
 The cluster (2 Spark workers, 3 Kafka brokers) runs from its own data folder on ports of its own,
-so a developer's running services are never touched. The join runs as `statestream run join`
-in a child process of its own session, so a test can kill it, a worker or a broker with -9.
+so a developer's running services are never touched. A job (`statestream run join`, or
+spark-submit of `run pipeline`) runs in a child process of its own session, so a test can kill
+it, a worker or a broker with -9.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ REPO = Path(__file__).resolve().parents[2]
 _BATCH = re.compile(r"^batch (\d+): ([\d,]+) in")
 # two shuffle partitions as in the other job tests; a batch's line never wrapped
 _JOB_ENV = {"STATESTREAM_SPARK__SHUFFLE_PARTITIONS": "2", "COLUMNS": "200"}
+# the topics of a test's own (settings field: name suffix)
+_TOPICS = {
+    "machine_data": "in",
+    "machine_out": "out",
+    "late": "late",
+    "dead_letter": "dlq",
+    "stats": "stats",
+    "alerts": "alerts",
+}
+_ONE_PARTITION = {"stats", "alerts"}  # as `topics create` makes them: results in write order
 
 
 def free_range(count: int) -> int:
@@ -105,20 +116,14 @@ def kill_service(settings: Settings, name: str) -> None:
 
 
 def replicated_topics(settings: Settings, name: str, partitions: int) -> Settings:
-    """Settings whose join topics are new ones named after `name`, each with 3 replicas and
-    min.insync.replicas 2 (as `topics create` makes them on three brokers)."""
+    """Settings whose join and statistics topics are new ones named after `name`, each with 3
+    replicas and min.insync.replicas 2 (as `topics create` makes them on three brokers); those
+    of the join have `partitions`."""
     topics = settings.topics.model_copy(
-        update={
-            "machine_data": f"{name}.in",
-            "machine_out": f"{name}.out",
-            "late": f"{name}.late",
-            "dead_letter": f"{name}.dlq",
-        }
+        update={field: f"{name}.{suffix}" for field, suffix in _TOPICS.items()}
     )
-    specs = [
-        replicated(TopicSpec(topic, partitions), settings)
-        for topic in (topics.machine_data, topics.machine_out, topics.late, topics.dead_letter)
-    ]
+    sizes = {field: 1 if field in _ONE_PARTITION else partitions for field in _TOPICS}
+    specs = [replicated(TopicSpec(getattr(topics, f), n), settings) for f, n in sizes.items()]
     new = [NewTopic(s.name, s.partitions, s.replication_factor, config=s.config) for s in specs]
     admin = AdminClient(settings.kafka.client_config())  # alive until the futures are done
     for future in admin.create_topics(new).values():
@@ -160,31 +165,33 @@ def produce_acks_all(settings: Settings, lines: list[bytes]) -> None:
 
 
 def topic_environment(settings: Settings) -> dict[str, str]:
-    """The environment that gives a child process the same join topics."""
-    names = ("machine_data", "machine_out", "late", "dead_letter")
-    return {f"STATESTREAM_TOPICS__{n.upper()}": getattr(settings.topics, n) for n in names}
+    """The environment that gives a child process the same join and statistics topics."""
+    return {f"STATESTREAM_TOPICS__{n.upper()}": getattr(settings.topics, n) for n in _TOPICS}
 
 
-class JoinProcess:
-    """`statestream run join` on the cluster, in a session of its own; its stdout read by lines.
+class JobProcess:
+    """A statestream command (`args`, run in `cwd`) in a session of its own; its stdout read by
+    lines, its batch lines counted.
 
-    Spark's logs (stderr) go to `log` beside the checkpoint, so a full pipe never blocks it.
+    Spark's logs (stderr) go to `log`, so a full pipe never blocks it. `environment` is the whole
+    environment of the process.
     """
 
-    def __init__(self, env: dict[str, str], checkpoint: Path, *options: str) -> None:
-        self.log = checkpoint.parent / "job.err"
+    def __init__(
+        self, args: list[str], environment: dict[str, str], log: Path, cwd: Path = REPO
+    ) -> None:
+        self.log = log
         self.batches: list[tuple[int, int]] = []  # (batch id, records in) of the printed lines
         self.output: list[str] = []  # every line it printed
-        args = [sys.executable, "-m", "statestream", "run", "join", "--checkpoint", str(checkpoint)]
         with open(self.log, "a") as err:
             self.process = subprocess.Popen(
-                [*args, *options],
-                env={**clean_environment(), **env, **_JOB_ENV},
+                args,
+                env={**environment, **_JOB_ENV},
                 stdout=subprocess.PIPE,
                 stderr=err,
                 text=True,
                 start_new_session=True,
-                cwd=REPO,
+                cwd=cwd,
             )
 
     def wait_for_batches(self, count: int, timeout_s: float = 240) -> None:
@@ -241,3 +248,13 @@ class JoinProcess:
                     self.batches.append((int(match[1]), int(match[2].replace(",", ""))))
         finally:
             watchdog.cancel()
+
+
+class JoinProcess(JobProcess):
+    """`statestream run join` on the cluster, with the checkout's Python; logs beside the
+    checkpoint (`job.err`)."""
+
+    def __init__(self, env: dict[str, str], checkpoint: Path, *options: str) -> None:
+        args = [sys.executable, "-m", "statestream", "run", "join", "--checkpoint", str(checkpoint)]
+        environment = {**clean_environment(), **env}
+        super().__init__([*args, *options], environment, checkpoint.parent / "job.err")
