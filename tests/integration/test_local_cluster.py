@@ -21,6 +21,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
 from statestream.join import SpecTemplate
+from tests.integration.cluster_job import statistics_against_reference
 from tests.integration.cluster_support import (
     REPO,
     JoinProcess,
@@ -35,7 +36,17 @@ from tests.integration.cluster_support import (
     services_up,
     topic_environment,
 )
+from tests.integration.submit_support import (
+    EXECUTOR_PYTHON,
+    SITE_PACKAGES,
+    PythonProcess,
+    PythonProcessWatch,
+    pack_spark_env,
+    remove_packed,
+    submit_pipeline,
+)
 from tests.integration.test_join_job import _narrow_lines, _offline, _pair_key, _read_json
+from tests.integration.test_stats_sample import RATED_KW
 from tests.support import read_committed, run_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
@@ -123,6 +134,69 @@ def test_join_and_stats_on_the_cluster_equal_local_mode(cluster_env: dict[str, s
     assert result["levels_equal"] and result["duty_equal"]
     assert result["alerts"] > 0 and result["alerts_equal"]
     assert result["stats_late"] == result["expected_stats_late"]
+
+
+def test_spark_submit_runs_the_pipeline_from_a_packed_environment(
+    cluster_env: dict[str, str], unique_name: str, tmp_path: Path
+) -> None:
+    """scripts/pack-spark-env.sh, then the README's spark-submit of `run pipeline` (the join and
+    the statistics; InfluxDB is elsewhere): the output equals the offline join and the pandas
+    statistics, and the executors' Python came from the shipped archive, not from `.venv`."""
+    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
+    lines = _narrow_lines("time", ROWS)
+    produce_acks_all(settings, lines)
+    env = {
+        **cluster_env,
+        **topic_environment(settings),
+        "STATESTREAM_SPARK__CHECKPOINT_ROOT": str(tmp_path / "checkpoints"),
+        "STATESTREAM_STATS__RATED_POWER_KW": str(RATED_KW),
+    }
+    workers = Path(cluster_env["STATESTREAM_PATHS__DATA_DIR"]) / "spark"
+    try:
+        _pack_and_submit_the_pipeline(env, tmp_path, workers)
+    finally:
+        remove_packed(tmp_path / "dist", workers)
+    _assert_exactly_once(settings, lines)
+    stats = statistics_against_reference(cluster_settings(env))
+    print(stats)
+    assert stats["level_windows"] > 0 and stats["levels_equal"] and stats["duty_equal"]
+    assert stats["alerts_equal"] and stats["stats_late"] == stats["expected_stats_late"]
+
+
+def _pack_and_submit_the_pipeline(env: dict[str, str], tmp_path: Path, workers: Path) -> None:
+    """Pack into tmp_path/dist, spark-submit `run pipeline --available-now --no-sink` from there
+    while watching the executors' Python processes; check what they ran."""
+    started = time.monotonic()
+    dist = pack_spark_env(tmp_path / "dist")
+    packed_s = time.monotonic() - started
+    with PythonProcessWatch(workers) as watch:
+        job = submit_pipeline(dist, env, tmp_path / "job.err", "--available-now", "--no-sink")
+        try:
+            assert job.finish() == 0, job.failure()
+        finally:
+            job.kill()
+    print(f"packed in {packed_s:.0f} s, then {time.monotonic() - started:.0f} s in all")
+    print("\n".join(job.output))
+    assert len(job.batches) >= 2, "no batch of the join and the statistics"
+    _assert_the_executors_ran_the_archive(list(watch.processes.values()), workers)
+
+
+def _assert_the_executors_ran_the_archive(seen: list[PythonProcess], workers: Path) -> None:
+    """Each Python process in an executor's folder is statestream's worker daemon (or a worker
+    it forked) run by the archive's interpreter, with every library from the archive unpacked
+    in that folder, none from the checkout's `.venv`; both workers unpacked the archive."""
+    print({str(p.cwd.relative_to(workers)): sorted(p.library_folders) for p in seen})
+    assert seen, "no Python process in an executor's folder"
+    for process in seen:
+        daemon = f"{EXECUTOR_PYTHON} -m statestream.spark.patches.python_daemon"
+        assert process.command.startswith(daemon), process.command
+        assert process.library_folders <= {f"{process.cwd}/environment/{SITE_PACKAGES}"}, (
+            f"{process.command} in {process.cwd} mapped {sorted(process.libraries)[:5]}"
+        )
+    assert any("/pyarrow/" in lib for p in seen for lib in p.libraries), "no task's pyarrow"
+    (app,) = {process.cwd.parent.name for process in seen}
+    for worker in ("worker-1", "worker-2"):
+        assert list((workers / worker / "work" / app).glob("*/environment/bin/python"))
 
 
 def _assert_exactly_once(settings, lines: list[bytes]) -> None:
