@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient
 
+from statestream.ingest import SAMPLE_FILE, RawEvent, file_lines, machine_data_pipeline
 from statestream.join import SpecTemplate
 from tests.integration.cluster_job import statistics_against_reference
 from tests.integration.cluster_support import (
@@ -36,6 +36,7 @@ from tests.integration.cluster_support import (
     services_up,
     topic_environment,
 )
+from tests.integration.ingest_support import expected_records, read_records
 from tests.integration.submit_support import (
     EXECUTOR_PYTHON,
     SITE_PACKAGES,
@@ -45,9 +46,10 @@ from tests.integration.submit_support import (
     remove_packed,
     submit_pipeline,
 )
+from tests.integration.test_ingest_mqtt import _per_key
 from tests.integration.test_join_job import _narrow_lines, _offline, _pair_key, _read_json
 from tests.integration.test_stats_sample import RATED_KW
-from tests.support import read_committed, run_cli
+from tests.support import run_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster]
 
@@ -276,16 +278,16 @@ def test_a_killed_driver_continues_from_its_checkpoint(
     _assert_exactly_once(settings, lines)
 
 
-def test_two_brokers_down_a_producer_waits_and_loses_nothing(
+def test_two_brokers_down_the_connector_waits_and_loses_nothing(
     cluster_env: dict[str, str], unique_name: str
 ) -> None:
-    """Fewer live brokers than min.insync.replicas: `status` names the stopped ones, an acks=all
-    producer keeps its record until the brokers are back, and the record is there once."""
+    """Fewer live brokers than min.insync.replicas: `status` names the stopped ones; the
+    connector's pipeline (its acks=all producer, `ingest.kafka_sink`) keeps its events
+    unacknowledged, without an error, until the brokers are back; then every record is on its
+    topic once, in order."""
     settings = replicated_topics(cluster_settings(cluster_env), unique_name, 1)
-    failed: list[str] = []
-    producer = Producer(
-        {**settings.kafka.client_config(), "enable.idempotence": True, "log_level": 0}
-    )
+    pipeline = machine_data_pipeline(settings)  # as `connect mqtt` builds it, topics checked
+    rows = list(file_lines(SAMPLE_FILE))[:20]
     try:
         for node in (2, 3):
             kill_service(settings, f"kafka-{node}")
@@ -298,16 +300,12 @@ def test_two_brokers_down_a_producer_waits_and_loses_nothing(
             "1 of 3 Kafka brokers run, fewer than min.insync.replicas=2: no write can succeed "
             "and producers wait; start them with `statestream services up`"
         )
-        producer.produce(
-            settings.topics.machine_data,
-            b'{"written": "while two brokers were down"}',
-            b"M1.q",
-            on_delivery=lambda error, _m: failed.append(error.str()) if error else None,
-        )
-        producer.poll(5)
-        assert failed == []  # still waiting, not given up
+        for number, row in enumerate(rows):  # what the MQTT connector hands it, one per message
+            pipeline.submit(RawEvent(row, settings.mqtt.topic, int(time.time() * 1000)), number)
+        assert pipeline.poll(5) == []  # no event done (none acknowledged to MQTT), none failed
+        assert pipeline.in_flight == len(rows)
     finally:
         services_up(cluster_env)
-    assert producer.flush(120) == 0 and failed == []
-    got = read_committed(settings, settings.topics.machine_data)
-    assert got == [b'{"written": "while two brokers were down"}']
+    assert pipeline.flush(120) == list(range(len(rows)))  # every event, in order
+    got = read_records(settings, settings.topics.machine_data)
+    assert _per_key(got) == expected_records(rows)  # every record once, in order per key
