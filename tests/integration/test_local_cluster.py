@@ -1,5 +1,6 @@
 """A Spark standalone cluster of 2 workers and 3 Kafka brokers, started as `services up` does:
-the same answers as in local mode, and exactly once when a worker, a broker or the driver dies.
+the same answers as in local mode, also when spark-submit runs the pipeline from a packed
+environment, and exactly once when a worker, a broker or the driver dies.
 
 Own data folder and own ports, so a developer's running services are never touched; MQTT and
 InfluxDB point at another machine, so `up` leaves them out. One cluster for the whole module;
