@@ -46,11 +46,12 @@ def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_spark_kafka_source_polls_in_big_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    options = load_settings().kafka.spark_options()
+    options = ensure_local_secrets(load_settings()).kafka.spark_options()
     assert options["kafka.max.poll.records"] == "10000"
     assert options["kafka.max.partition.fetch.bytes"] == str(8 * 1024 * 1024)
     monkeypatch.setenv("STATESTREAM_KAFKA__SOURCE_MAX_POLL_RECORDS", "500")
-    assert load_settings().kafka.spark_options()["kafka.max.poll.records"] == "500"
+    options = ensure_local_secrets(load_settings()).kafka.spark_options()
+    assert options["kafka.max.poll.records"] == "500"
 
 
 def test_keyword_overrides_beat_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import sys
 
-from statestream.config import load_settings
+from statestream.config import KAFKA_ROLES, load_settings
 from statestream.services import local_services
 from statestream.services.kafka import KafkaBroker
 from statestream.services.spark import MASTER_CLASS, WORKER_CLASS, SparkMaster, SparkWorker
 
+PASSWORDS = {f"{role}_password": f"{role}-pw" for role in (*KAFKA_ROLES, "controller")}
+
 
 def test_three_kafka_nodes_share_a_quorum_and_replicate_by_three() -> None:
     settings = load_settings(
-        kafka={"bootstrap_servers": "localhost:19092", "controller_port": 19093},
+        kafka={"bootstrap_servers": "localhost:19092", "controller_port": 19093, **PASSWORDS},
         services={"kafka_brokers": 3},
     )
     node = KafkaBroker(settings, 2)
@@ -31,15 +33,35 @@ def test_three_kafka_nodes_share_a_quorum_and_replicate_by_three() -> None:
     assert props["controller.quorum.voters"] == (
         "1@localhost:19093,2@localhost:19095,3@localhost:19097"
     )
-    assert props["listeners"] == "PLAINTEXT://localhost:19094,CONTROLLER://localhost:19095"
+    assert props["listeners"] == "BROKER://localhost:19094,CONTROLLER://localhost:19095"
     for key in ("default.replication.factor", "transaction.state.log.replication.factor"):
         assert props[key] == "3"
     assert props["min.insync.replicas"] == props["transaction.state.log.min.isr"] == "2"
     assert set(node.port_settings()) == {19094, 19095}
 
 
+def test_kafka_nodes_take_logins_only_and_authorize_by_acl() -> None:
+    settings = load_settings(kafka={"bootstrap_servers": "localhost:19092", **PASSWORDS})
+    props = dict(
+        line.split("=", 1)
+        for line in KafkaBroker(settings)._server_properties().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert props["listener.security.protocol.map"] == (
+        "BROKER:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT"
+    )
+    assert props["listener.name.broker.sasl.enabled.mechanisms"] == "SCRAM-SHA-512"
+    assert props["listener.name.controller.sasl.enabled.mechanisms"] == "PLAIN"
+    assert (
+        'user_statestream-controller="controller-pw"'
+        in (props["listener.name.controller.plain.sasl.jaas.config"])
+    )
+    assert props["authorizer.class.name"].endswith("StandardAuthorizer")
+    assert props["super.users"] == "User:statestream-admin;User:statestream-controller"
+
+
 def test_a_single_kafka_node_keeps_its_name_and_replication_one() -> None:
-    node = KafkaBroker(load_settings())
+    node = KafkaBroker(load_settings(kafka=PASSWORDS))
     assert (node.name, node.role, node.single) == ("kafka", "kafka-broker-1", True)
     text = node._server_properties()
     assert "controller.quorum.bootstrap.servers=localhost:9093" in text

@@ -29,6 +29,7 @@ from pydantic_settings import (
 
 from statestream.config.cluster import ServicesSettings, local_cluster
 from statestream.config.geo import GeoSettings
+from statestream.config.kafka import KAFKA_ROLES, KafkaRole, KafkaSettings, local_user
 from statestream.config.sections import (
     LOCAL_HOSTS,
     SECRETS_FILE_NAME,
@@ -38,7 +39,6 @@ from statestream.config.sections import (
     IngestSettings,
     JoinSettings,
     JoinSpecSettings,
-    KafkaSettings,
     MqttSettings,
     PathsSettings,
     SparkSettings,
@@ -91,13 +91,18 @@ class Settings(BaseSettings):
         return data
 
 
+_KAFKA_SECRETS = (
+    *(("kafka", f"{role}_password") for role in KAFKA_ROLES),
+    ("kafka", "controller_password"),
+)
 _SECRET_FIELDS = (
     ("mqtt", "password"),
     ("influx", "password"),
     ("kafka", "sasl_password"),
+    *_KAFKA_SECRETS,
     ("dashboard", "token"),
 )
-_GENERATED_SECRETS = (("mqtt", "password"), ("influx", "password"))
+_GENERATED_SECRETS = (("mqtt", "password"), ("influx", "password"), *_KAFKA_SECRETS)
 
 
 def load_settings(config_file: Path | None = None, **overrides: Any) -> Settings:
@@ -228,6 +233,7 @@ def settings_environment(settings: Settings) -> dict[str, str]:
 
 
 __all__ = [
+    "KAFKA_ROLES",
     "LOCAL_HOSTS",
     "SECRETS_FILE_NAME",
     "DashboardSettings",
@@ -237,6 +243,7 @@ __all__ = [
     "IngestSettings",
     "JoinSettings",
     "JoinSpecSettings",
+    "KafkaRole",
     "KafkaSettings",
     "MqttSettings",
     "PathsSettings",
@@ -248,6 +255,7 @@ __all__ = [
     "ensure_local_secrets",
     "load_settings",
     "local_mqtt_tls_folder",
+    "local_user",
     "project_root",
     "read_local_secrets",
     "settings_environment",

@@ -113,7 +113,7 @@ class KafkaFeed:
     def _run(self) -> None:
         consumer = Consumer(
             {
-                **self.settings.kafka.client_config(),
+                **self.settings.kafka.client_config("dashboard"),
                 "group.id": f"statestream-dashboard-{uuid.uuid4().hex[:8]}",
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",

@@ -25,7 +25,7 @@ class KafkaRecordSink:
         self.settings = settings
         self._producer = Producer(
             {
-                **settings.kafka.client_config(),
+                **settings.kafka.client_config("connector"),
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": linger_ms,

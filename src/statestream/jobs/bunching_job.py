@@ -81,7 +81,7 @@ def vehicle_alerts(
     )
     reader = (
         spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options())
+        .options(**settings.kafka.spark_options("jobs"))
         .option("subscribe", topics.vehicle_positions)
         .option("startingOffsets", options.starting_offsets)
         .option("kafka.isolation.level", "read_committed")

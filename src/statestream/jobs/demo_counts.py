@@ -49,7 +49,7 @@ def run_demo_counts(
         shutil.rmtree(checkpoint, ignore_errors=True)
     observations = (
         spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options())
+        .options(**settings.kafka.spark_options("jobs"))
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .load()

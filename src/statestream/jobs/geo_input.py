@@ -47,7 +47,7 @@ def kafka_positions(
     delay, partition, offset, reason, raw), with the watermark of `settings.geo.disorder_s`."""
     reader = (
         spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options())
+        .options(**settings.kafka.spark_options("jobs"))
         .option("subscribe", topic)
         .option("startingOffsets", starting_offsets)
         .option("kafka.isolation.level", "read_committed")

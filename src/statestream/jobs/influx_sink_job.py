@@ -132,7 +132,7 @@ def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOp
     to pandas and with it the task, every retry of it; as bytes it becomes a dead letter."""
     reader = (
         spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options())
+        .options(**settings.kafka.spark_options("jobs"))
         .option("subscribe", ",".join(sink_streams(settings)))
         .option("startingOffsets", options.starting_offsets)
         .option("kafka.isolation.level", "read_committed")
@@ -291,7 +291,7 @@ def check_sink_topics(settings: Settings) -> None:
     """Raise `ServiceError` naming the sink's topics Kafka lacks, or when Kafka is silent."""
     topics = list(sink_streams(settings))
     try:
-        existing = AdminClient(settings.kafka.client_config()).list_topics(timeout=30).topics
+        existing = AdminClient(settings.kafka.client_config("jobs")).list_topics(timeout=30).topics
     except KafkaException as exc:
         raise ServiceError(
             f"Kafka {settings.kafka.bootstrap_servers} does not answer: {exc.args[0].str()}"

@@ -71,7 +71,7 @@ def exactly_once_sink(
     ensure_commits_topic(settings, settings.topics.commits)
     stream = (
         stream.format(SINK_FORMAT)
-        .options(**settings.kafka.spark_connection_options())
+        .options(**settings.kafka.spark_connection_options("jobs"))
         .option("query", run.name)
         .option("commits.topic", settings.topics.commits)
     )

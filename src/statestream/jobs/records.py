@@ -43,7 +43,7 @@ def kafka_machine_records(
     """
     reader = (
         spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options())
+        .options(**settings.kafka.spark_options("jobs"))
         .option("subscribe", topic)
         .option("startingOffsets", starting_offsets)
         .option("kafka.isolation.level", "read_committed")

@@ -1,6 +1,7 @@
 """The services statestream runs as plain processes (Kafka, Mosquitto, InfluxDB), and its topics."""
 
 from statestream.services.base import LocalService
+from statestream.services.kafka_security import acl_table, grant_access
 from statestream.services.stack import (
     ServiceStatus,
     local_services,
@@ -15,7 +16,9 @@ __all__ = [
     "ServiceStatus",
     "TopicResult",
     "TopicSpec",
+    "acl_table",
     "create_topics",
+    "grant_access",
     "local_services",
     "service_statuses",
     "start_services",

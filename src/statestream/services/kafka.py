@@ -7,6 +7,7 @@ form one cluster whose controller quorum is all three.
 from __future__ import annotations
 
 import base64
+import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -18,6 +19,12 @@ from statestream.config import Settings
 from statestream.environment import find_java, jar_dir
 from statestream.errors import ServiceError
 from statestream.services.base import LocalService
+from statestream.services.kafka_security import (
+    USERS_FILE,
+    broker_security,
+    grant_access,
+    scram_format_arguments,
+)
 
 CLUSTER_ID_FILE = "kafka-cluster.id"
 
@@ -28,7 +35,9 @@ class KafkaBroker(LocalService):
     The storage is formatted on first start: a single node as a standalone quorum (`StorageTool
     format --standalone`), three nodes with one cluster id and a static quorum of all three. The
     transaction and offsets topics are replicated like the topics (`services.replication_factor`,
-    `min_insync_replicas`), so Kafka transactions work on one node as on three.
+    `min_insync_replicas`), so Kafka transactions work on one node as on three. Clients log in
+    with SASL/SCRAM (`statestream.services.kafka_security`): the users are written at format time,
+    the ACLs granted once the brokers answer.
     """
 
     service = "kafka"
@@ -85,10 +94,17 @@ class KafkaBroker(LocalService):
         self.home.mkdir(parents=True, exist_ok=True)
         self.settings.paths.log_dir.mkdir(parents=True, exist_ok=True)
         self.log4j_file.write_text(_log4j2_properties(self.log_file))
-        self.config_file.write_text(self._server_properties())
+        _write_private(self.config_file, self._server_properties())  # it holds passwords
         if self._check_formatted():
+            self._check_users()
             return
         self._format_storage()
+        (self.home / USERS_FILE).write_text(self.settings.kafka.mechanism or "")
+
+    def after_start(self) -> None:
+        """Grant the components their ACLs, once every broker answers (the last one started)."""
+        if self.node == self.settings.services.kafka_brokers:
+            grant_access(self.settings)
 
     def command(self) -> list[str]:
         return [
@@ -117,7 +133,7 @@ class KafkaBroker(LocalService):
         port, controller = self.listener_port, self.controller_port
         services = self.settings.services
         replicas, min_isr = str(services.replication_factor), str(services.min_insync_replicas)
-        listeners = f"PLAINTEXT://localhost:{port},CONTROLLER://localhost:{controller}"
+        listeners = f"BROKER://localhost:{port},CONTROLLER://localhost:{controller}"
         lines = {
             "process.roles": "broker,controller",
             "node.id": str(self.node),
@@ -125,8 +141,7 @@ class KafkaBroker(LocalService):
             "listeners": listeners,
             "advertised.listeners": listeners,
             "controller.listener.names": "CONTROLLER",
-            "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            **broker_security(self.settings),
             "log.dirs": str(self.data_dir),
             "num.partitions": "1",
             "default.replication.factor": replicas,
@@ -172,6 +187,15 @@ class KafkaBroker(LocalService):
             raise ServiceError(_corrupt(self.data_dir, f"{meta.name} lacks cluster.id or node.id"))
         return True
 
+    def _check_users(self) -> None:
+        """A clear error for storage formatted before the brokers had users (no SCRAM)."""
+        if not (self.home / USERS_FILE).is_file():
+            raise ServiceError(
+                f"Kafka's storage in {self.data_dir} was formatted without SCRAM users (an older "
+                f"statestream): run `statestream services down`, delete {self.home} (its topics "
+                "are lost) and run `statestream services up`"
+            )
+
     def _format_storage(self) -> None:
         command = [
             *self._java_command(),
@@ -183,6 +207,7 @@ class KafkaBroker(LocalService):
             self._cluster_id(),
             "--config",
             str(self.config_file),
+            *scram_format_arguments(self.settings),
         ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
         if done.returncode != 0:
@@ -208,12 +233,16 @@ def kafka_health(settings: Settings, timeout_s: float = 3.0) -> str | None:
     With the local brokers of `services.kafka_brokers`, fewer live brokers than
     `min.insync.replicas` is a problem too: no acks=all write can succeed then.
     """
+    errors: list[KafkaError] = []
     admin = AdminClient(
-        {**settings.kafka.client_config(), "log_level": 0, "error_cb": lambda _err: None}
+        {**settings.kafka.client_config(), "log_level": 0, "error_cb": errors.append}
     )
     try:
         metadata = admin.list_topics(timeout=timeout_s)
     except KafkaException as exc:
+        refused = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
+        if refused:
+            return _login_refused(settings, refused[0])
         reason = exc.args[0].str() if exc.args and isinstance(exc.args[0], KafkaError) else exc
         return f"no answer from {settings.kafka.bootstrap_servers} ({reason})"
     if not metadata.brokers:
@@ -226,6 +255,20 @@ def kafka_health(settings: Settings, timeout_s: float = 3.0) -> str | None:
             "succeed; start the others with `statestream services up`"
         )
     return None
+
+
+def _login_refused(settings: Settings, error: KafkaError) -> str:
+    """Why the admin's login failed, and what to check."""
+    kafka = settings.kafka
+    login = kafka.credentials("admin")
+    user = login[0] if login else "an anonymous client"
+    where = (
+        f"the passwords in {settings.paths.secrets_file} are those the local brokers were "
+        f"formatted with (else delete {settings.paths.data_dir}/kafka* after `services down`)"
+        if kafka.local_users
+        else "kafka.sasl_username and kafka.sasl_password"
+    )
+    return f"{kafka.bootstrap_servers} refuses the login of {user} ({error.str()}); check {where}"
 
 
 def _node_problem(settings: Settings, node: int, port: int) -> str | None:
@@ -245,6 +288,14 @@ def _node_problem(settings: Settings, node: int, port: int) -> str | None:
     if node not in metadata.brokers:
         return f"broker {node} answers on localhost:{port} but is not in the cluster's metadata"
     return None
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by its owner only."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
 
 
 def _new_cluster_id() -> str:

@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, TopicMe
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.services.kafka import kafka_health
+from statestream.services.kafka_security import grant_access
 from statestream.sinks.kafka_exactly_once import COMMITS_TOPIC_CONFIG
 
 
@@ -93,11 +94,15 @@ def replicated(spec: TopicSpec, settings: Settings) -> TopicSpec:
 
 
 def create_topics(settings: Settings, timeout_s: float = 30.0) -> list[TopicResult]:
-    """Create the topics that do not exist yet; existing ones are reported, not changed."""
+    """Create the topics that do not exist yet; existing ones are reported, not changed.
+
+    On the local brokers, the components are granted their ACLs on these topics (again).
+    """
     problem = kafka_health(settings)
     if problem is not None:
         raise ServiceError(f"Kafka: {problem}; start it with `statestream services up`")
-    admin = AdminClient(settings.kafka.client_config())
+    grant_access(settings)
+    admin = AdminClient(settings.kafka.client_config("admin"))
     specs = topic_specs(settings)
     new_topics = [
         NewTopic(

@@ -33,7 +33,7 @@ COMMITS_TOPIC_CONFIG = {
 
 def ensure_commits_topic(settings: Settings, topic: str) -> None:
     """Create the compacted, single-partition commits topic if it does not exist."""
-    admin = AdminClient(settings.kafka.client_config())
+    admin = AdminClient(settings.kafka.client_config("jobs"))
     if topic in admin.list_topics(timeout=30).topics:
         return
     new = NewTopic(topic, num_partitions=1, replication_factor=-1, config=COMMITS_TOPIC_CONFIG)
