@@ -49,6 +49,7 @@ from statestream.config import Settings
 from statestream.geo import assign_cells, cell_names
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, geo_spec, start_geo_query
+from statestream.services import grant_access
 
 Progress = Callable[[str], None]
 
@@ -159,7 +160,9 @@ def _bench_settings(settings: Settings, name: str) -> Settings:
     new += [NewTopic(t, 1, 1) for t in (topics.vehicle_cells, topics.late, topics.dead_letter)]
     for future in admin.create_topics(new).values():
         future.result()
-    return settings.model_copy(update={"topics": topics})
+    bench = settings.model_copy(update={"topics": topics})
+    grant_access(bench)  # the job's user may use the bench's topics
+    return bench
 
 
 def _bench_topics(settings: Settings) -> list[str]:
@@ -248,7 +251,7 @@ def _baseline(
     )
     positions = (
         spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options())
+        .options(**settings.kafka.spark_options("admin"))
         .option("subscribe", settings.topics.vehicle_positions)
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", str(options.max_offsets_per_trigger))

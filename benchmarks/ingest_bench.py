@@ -33,6 +33,7 @@ from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines
 from statestream.ingest.connector_process import ConnectorProcess
 from statestream.ingest.mqtt import MqttConnection, forget_session
 from statestream.ingest.mqtt.publisher import MqttPublisher
+from statestream.services import grant_access
 
 PARTITIONS = 5
 BATCH = 500
@@ -112,13 +113,15 @@ def _bench_settings(settings: Settings, name: str, options: IngestBenchOptions) 
     ingest_update: dict = {"client_id": name, "mqtt_client": options.client}
     if options.envelope is not None:
         ingest_update["envelope"] = options.envelope
-    return settings.model_copy(
+    bench = settings.model_copy(
         update={
             "topics": topics,
             "mqtt": settings.mqtt.model_copy(update={"topic": f"statestream/bench/{name}"}),
             "ingest": settings.ingest.model_copy(update=ingest_update),
         }
     )
+    grant_access(bench)  # the connector's user may write the bench's topics
+    return bench
 
 
 def _payloads(rows: int) -> list[bytes]:

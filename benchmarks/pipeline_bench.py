@@ -53,6 +53,7 @@ from benchmarks.windowed_join_baseline import run_baseline
 from statestream.config import Settings
 from statestream.jobs.join_job import JoinJobOptions, spec_templates, start_join_query
 from statestream.join import JoinSpec
+from statestream.services import grant_access
 from statestream.testing import read_committed
 
 Say = Callable[[str], None]
@@ -94,7 +95,9 @@ class _BenchRun:
                 "dead_letter": self.names[f"{part}_dlq"],
             }
         )
-        return self.settings.model_copy(update={"topics": topics})
+        part_settings = self.settings.model_copy(update={"topics": topics})
+        grant_access(part_settings)  # the join's user may use the part's topics
+        return part_settings
 
     def specs(self, records: ScaledRecords) -> list[JoinSpec]:
         """The settings' join specs for the quantities of `records`."""

@@ -37,6 +37,7 @@ from statestream.jobs.influx_sink_job import (
     SinkBatchReport,
     start_influx_sink_query,
 )
+from statestream.services import grant_access
 from statestream.sinks import InfluxWriter, PointBuilder
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/statestream/data/machine_events.jsonl"
@@ -200,6 +201,7 @@ def _bench_topics(settings: Settings, name: str, partitions: int) -> Settings:
     new = [NewTopic(topic, partitions, 1) for topic in _topic_names(bench)]
     for future in admin.create_topics(new).values():
         future.result()
+    grant_access(bench)  # the sink's user may read the bench's topics
     return bench
 
 

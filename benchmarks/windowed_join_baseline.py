@@ -60,7 +60,7 @@ def windowed_join(
     """speed ⋈ torque on thing and component, torque time within ±range_s of speed time."""
     records = (
         spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options())
+        .options(**settings.kafka.spark_options("admin"))  # the bench's own topic
         .option("subscribe", topic)
         .option("startingOffsets", "earliest")
         .option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))

@@ -9,9 +9,18 @@ import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
 
+from statestream.config import Settings
+from statestream.services import grant_access
 from statestream.testing import read_committed
 
-__all__ = ["CliResult", "free_ports", "influx_query", "read_committed", "run_cli"]
+__all__ = ["CliResult", "free_ports", "granted", "influx_query", "read_committed", "run_cli"]
+
+
+def granted(settings: Settings) -> Settings:
+    """`settings`, after granting the components (connector, jobs, dashboard) their ACLs on the
+    topics it names: a test's own topics are not those `services up` granted."""
+    grant_access(settings)
+    return settings
 
 
 @dataclass(frozen=True)

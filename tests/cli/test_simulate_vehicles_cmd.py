@@ -11,7 +11,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.config import Settings, settings_environment
 from statestream.ingest import vehicle_codec_for, vehicle_events
 from tests.integration.ingest_support import cleanup, delete_topics, ingest_settings, read_records
-from tests.support import run_cli
+from tests.support import granted, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -24,7 +24,7 @@ def vehicles(local_services: Settings, unique_name: str) -> Iterator[Settings]:
     for future in admin.create_topics([NewTopic(topic, 3, 1)]).values():
         future.result()
     topics = settings.topics.model_copy(update={"vehicle_positions": topic})
-    yield settings.model_copy(update={"topics": topics})
+    yield granted(settings.model_copy(update={"topics": topics}))
     cleanup(settings)
     delete_topics(settings, topic)
 

@@ -27,7 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.config import Settings, ensure_local_secrets, load_settings
 from statestream.services._process import command_line, read_pid
 from statestream.services.topics import TopicSpec, replicated
-from tests.support import run_cli
+from tests.support import granted, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 _BATCH = re.compile(r"^batch (\d+): ([\d,]+) in")
@@ -128,7 +128,7 @@ def replicated_topics(settings: Settings, name: str, partitions: int) -> Setting
     admin = AdminClient(settings.kafka.client_config())  # alive until the futures are done
     for future in admin.create_topics(new).values():
         future.result()
-    return settings.model_copy(update={"topics": topics})
+    return granted(settings.model_copy(update={"topics": topics}))
 
 
 def leader_of(settings: Settings, topic: str, partition: int = 0) -> int:

@@ -13,7 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
-from tests.support import read_committed
+from tests.support import granted, read_committed
 
 BASE_MS = 1_764_051_300_000  # a whole minute: 2025-11-25 06:15 UTC
 GEO_TOPICS = ("vehicle_positions", "vehicle_cells", "vehicle_alerts", "late", "dead_letter")
@@ -36,7 +36,7 @@ def geo_topic_settings(settings: Settings, name: str, partitions: int = 3) -> Se
     new += [NewTopic(t, 1, 1) for t in outputs]
     for future in admin.create_topics(new).values():
         future.result()
-    return settings.model_copy(update={"topics": topics})
+    return granted(settings.model_copy(update={"topics": topics}))
 
 
 def topic_env(settings: Settings) -> dict[str, str]:

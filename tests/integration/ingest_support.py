@@ -25,6 +25,7 @@ from statestream.ingest import (
     run_simulation,
 )
 from statestream.ingest.mqtt import forget_session
+from tests.support import granted
 
 
 def ingest_settings(settings: Settings, name: str, **ingest: object) -> Settings:
@@ -36,12 +37,14 @@ def ingest_settings(settings: Settings, name: str, **ingest: object) -> Settings
     new = [NewTopic(topics.machine_data, 5, 1), NewTopic(topics.dead_letter, 1, 1)]
     for future in admin.create_topics(new).values():
         future.result()
-    return settings.model_copy(
-        update={
-            "topics": topics,
-            "mqtt": settings.mqtt.model_copy(update={"topic": f"statestream/test/{name}"}),
-            "ingest": settings.ingest.model_copy(update={"client_id": name, **ingest}),
-        }
+    return granted(
+        settings.model_copy(
+            update={
+                "topics": topics,
+                "mqtt": settings.mqtt.model_copy(update={"topic": f"statestream/test/{name}"}),
+                "ingest": settings.ingest.model_copy(update={"client_id": name, **ingest}),
+            }
+        )
     )
 
 

@@ -12,7 +12,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
 from statestream.stats import LEVEL_LABELS
-from tests.support import read_committed
+from tests.support import granted, read_committed
 
 WindowKey = tuple[str, str, str, int]  # (thing, component, kind, window_start)
 
@@ -39,7 +39,7 @@ def stats_topic_settings(settings: Settings, name: str, partitions: int) -> Sett
     ]
     for future in admin.create_topics(new).values():
         future.result()
-    return settings.model_copy(update={"topics": topics})
+    return granted(settings.model_copy(update={"topics": topics}))
 
 
 def topic_env(settings: Settings) -> dict[str, str]:

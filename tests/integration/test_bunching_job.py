@@ -17,6 +17,7 @@ from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_
 from statestream.jobs.bunching_job import BunchingJobOptions, batch_metrics, start_bunching_query
 from statestream.testing import read_records
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
+from tests.support import granted
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +39,7 @@ def bunching_topic_settings(settings: Settings, name: str) -> Settings:
     admin = AdminClient(settings.kafka.client_config())
     for future in admin.create_topics(new).values():
         future.result()
-    return settings.model_copy(update={"topics": topics})
+    return granted(settings.model_copy(update={"topics": topics}))
 
 
 def drive(veh: int, route: str, direction: int, x0_m: float, seconds: int) -> list:

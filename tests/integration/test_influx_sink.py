@@ -25,7 +25,7 @@ from statestream.jobs.influx_sink_job import (
 )
 from statestream.services import start_services, stop_services
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
-from tests.support import influx_query, read_committed
+from tests.support import granted, influx_query, read_committed
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +53,7 @@ def sink_settings(local_services: Settings, unique_name: str) -> Iterator[Settin
     for future in admin.create_topics(new).values():
         future.result()
     influx = local_services.influx.model_copy(update={"database": unique_name})
-    settings = local_services.model_copy(update={"topics": topics, "influx": influx})
+    settings = granted(local_services.model_copy(update={"topics": topics, "influx": influx}))
     yield settings
     influx_query(settings, f'DROP DATABASE "{unique_name}"', database=None)
     for future in admin.delete_topics([*names, topics.dead_letter]).values():

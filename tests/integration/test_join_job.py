@@ -19,7 +19,7 @@ from statestream.jobs.status import STOPPED, QueryStatus, read_statuses, status_
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
-from tests.support import read_committed
+from tests.support import granted, read_committed
 
 pytestmark = pytest.mark.integration
 
@@ -55,7 +55,7 @@ def _topic_settings(settings: Settings, name: str, partitions: int) -> Settings:
     names = [topics.machine_data, topics.machine_out, topics.late, topics.dead_letter]
     for future in admin.create_topics([NewTopic(n, partitions, 1) for n in names]).values():
         future.result()
-    return settings.model_copy(update={"topics": topics})
+    return granted(settings.model_copy(update={"topics": topics}))
 
 
 def _produce(settings: Settings, lines: list[bytes]) -> None:

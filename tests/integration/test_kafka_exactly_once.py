@@ -16,6 +16,7 @@ from statestream.jobs.kafka_output import QueryRun, exactly_once_sink
 from statestream.sinks import commit_markers
 from statestream.testing import read_records
 from tests.integration.test_join_job import _narrow_lines, _produce, _topic_settings
+from tests.support import granted
 
 pytestmark = pytest.mark.integration
 
@@ -94,7 +95,7 @@ def test_a_replay_finds_its_marker_behind_many_other_markers(
     marker farther back than one window must still be found, or the replay writes again."""
     settings = _topic_settings(local_services, unique_name, 2)
     topics = settings.topics.model_copy(update={"commits": f"{unique_name}.commits"})
-    settings = settings.model_copy(update={"topics": topics})
+    settings = granted(settings.model_copy(update={"topics": topics}))
     lines = _narrow_lines("time")
     _produce(settings, lines)
     checkpoint = tmp_path / "checkpoint"

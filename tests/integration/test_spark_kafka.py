@@ -31,7 +31,7 @@ def test_kafka_to_kafka_query(
 
     query = (
         spark.readStream.format("kafka")
-        .options(**local_services.kafka.spark_options())
+        .options(**local_services.kafka.spark_options("admin"))
         .option("subscribe", source)
         .option("startingOffsets", "earliest")
         .load()
@@ -40,7 +40,7 @@ def test_kafka_to_kafka_query(
         )
         .writeStream.queryName(f"{unique_name}_copy")
         .format("kafka")
-        .options(**local_services.kafka.spark_options())
+        .options(**local_services.kafka.spark_options("admin"))
         .option("topic", sink)
         .option("checkpointLocation", str(tmp_path / "checkpoint"))
         .trigger(availableNow=True)

@@ -30,6 +30,7 @@ from tests.integration.ingest_support import (
     read_records,
     wait_for_records,
 )
+from tests.support import granted
 
 pytestmark = pytest.mark.integration
 
@@ -53,6 +54,7 @@ def both(local_services: Settings, unique_name: str) -> Iterator[Settings]:
             "ingest": settings.ingest.model_copy(update={"processors": processors}),
         }
     )
+    granted(settings)
     yield settings
     cleanup(settings)
     delete_topics(settings, vehicles)

@@ -106,6 +106,28 @@ def test_corrupt_kafka_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert not (tmp_path / "data" / "run" / "kafka.pid").exists()
 
 
+def test_kafka_storage_from_before_the_scram_users_says_what_to_delete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kafka_port, controller_port = free_ports(2)
+    env = _env(
+        tmp_path,
+        "mqtt",
+        "influx",
+        STATESTREAM_KAFKA__BOOTSTRAP_SERVERS=f"localhost:{kafka_port}",
+        STATESTREAM_KAFKA__CONTROLLER_PORT=str(controller_port),
+    )
+    meta = tmp_path / "data" / "kafka" / "data" / "meta.properties"
+    meta.parent.mkdir(parents=True)
+    meta.write_text("cluster.id=abc\nnode.id=1\nversion=1\n")  # formatted, but without users
+    with pytest.raises(ServiceError) as caught:
+        start_services(_settings(env, monkeypatch))
+    message = str(caught.value)
+    assert "formatted without SCRAM users" in message and "\n" not in message
+    assert f"delete {meta.parent.parent}" in message
+    assert not (tmp_path / "data" / "run" / "kafka.pid").exists()
+
+
 def test_missing_java_on_the_command_line(tmp_path: Path) -> None:
     env = _env(tmp_path, "mqtt", "influx", PATH=str(tmp_path), JAVA_HOME="")
     result = run_cli("services", "up", env=env)
