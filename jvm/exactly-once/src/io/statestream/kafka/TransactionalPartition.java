@@ -117,6 +117,7 @@ final class TransactionalPartition {
           int end = lineEnd(values, position);
           byte[] value = java.util.Arrays.copyOfRange(values, position, end);
           producer.send(new ProducerRecord<>(topic, key, value), onError);
+          failEarly();
           position = end + 1;
           sent++;
         }
@@ -134,6 +135,17 @@ final class TransactionalPartition {
       failOnceIfAsked(batchId);
     }
     return sent;
+  }
+
+  /**
+   * Stop at a record's error: a send to a topic the user may not write fails at once (its
+   * callback runs inside send), but each further record would wait a metadata round for it.
+   */
+  private void failEarly() throws IOException {
+    String error = sendError.get();
+    if (error != null) {
+      throw new IOException(error);
+    }
   }
 
   /** Keeps the first record's error: the transaction's own error says only "error state". */
