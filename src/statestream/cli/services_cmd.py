@@ -16,7 +16,9 @@ services_app = typer.Typer(
         "Run the local services (Kafka, Mosquitto, InfluxDB; a Spark standalone master and "
         "workers with STATESTREAM_SERVICES__SPARK_WORKERS=N; three Kafka brokers with "
         "STATESTREAM_SERVICES__KAFKA_BROKERS=3) as plain processes under the data folder. "
-        "Services whose settings point at another machine are left alone."
+        "Kafka takes SASL/SCRAM logins only: one user per component, passwords generated into "
+        "the data folder's secrets.json. Services whose settings point at another machine are "
+        "left alone."
     ),
     no_args_is_help=True,
 )

@@ -13,7 +13,10 @@ topics_app = typer.Typer(help="Manage statestream's Kafka topics.", no_args_is_h
 
 @topics_app.command("create")
 def create(ctx: typer.Context) -> None:
-    """Create the topics that do not exist yet (existing ones are reported and left as they are)."""
+    """Create the topics that do not exist yet (existing ones are reported and left as they are).
+
+    On the local brokers, also grant the connector, jobs and dashboard users their ACLs on them.
+    """
     results = create_topics(settings_from(ctx))
     table = Table(title="statestream topics create", title_justify="left")
     for column in ("topic", "state", "partitions", "config"):
