@@ -11,8 +11,10 @@ from collections.abc import Iterator
 import pytest
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+from pydantic import SecretStr
 
 from statestream.config import KafkaRole, Settings
+from statestream.services.kafka import kafka_health
 from statestream.testing import read_records
 from tests.support import granted
 
@@ -123,3 +125,11 @@ def test_the_dashboard_sees_the_outputs_but_the_connector_does_not(own: Settings
             consumer.close()
         refusal = error.code() if error is not None else None
         assert refusal == (None if readable else KafkaError.TOPIC_AUTHORIZATION_FAILED), role
+
+
+def test_a_wrong_admin_password_is_named_by_the_health_check(local_services: Settings) -> None:
+    kafka = local_services.kafka.model_copy(update={"admin_password": SecretStr("wrong")})
+    problem = kafka_health(local_services.model_copy(update={"kafka": kafka}))
+    assert problem is not None
+    assert "refuses the login of statestream-admin (wrong password)" in problem
+    assert str(local_services.paths.secrets_file) in problem

@@ -240,6 +240,7 @@ def kafka_health(settings: Settings, timeout_s: float = 3.0) -> str | None:
     try:
         metadata = admin.list_topics(timeout=timeout_s)
     except KafkaException as exc:
+        admin.poll(0)  # serves the error callbacks: a refused login is reported there
         refused = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
         if refused:
             return _login_refused(settings, refused[0])
@@ -268,7 +269,8 @@ def _login_refused(settings: Settings, error: KafkaError) -> str:
         if kafka.local_users
         else "kafka.sasl_username and kafka.sasl_password"
     )
-    return f"{kafka.bootstrap_servers} refuses the login of {user} ({error.str()}); check {where}"
+    reason = "wrong password" if "invalid credentials" in error.str() else error.str()
+    return f"{kafka.bootstrap_servers} refuses the login of {user} ({reason}); check {where}"
 
 
 def _node_problem(settings: Settings, node: int, port: int) -> str | None:
