@@ -7,7 +7,9 @@ with statestream's exactly-once Kafka writer:
 
     python examples/streaming_kafka.py INPUT_TOPIC OUTPUT_TOPIC CHECKPOINT [--available-now]
 
-Kafka is reached with statestream's settings (`statestream config show`). With
+Kafka is reached with statestream's settings (`statestream config show`), as the jobs' user; on
+the local brokers, let it use your topics first: `statestream topics grant INPUT_TOPIC
+OUTPUT_TOPIC`. With
 `--available-now` the query joins what the topic holds, prints how many pairs it wrote and stops;
 without, it runs until Ctrl-C. Restarting it with the same CHECKPOINT continues where it stopped,
 and no pair is written twice.

@@ -13,6 +13,7 @@ from statestream.config import Settings
 from statestream.formats import RecordColumns, parse_line
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 from statestream.jobs.demo_counts import run_demo_counts
+from statestream.services import grant_topics
 
 pytestmark = pytest.mark.integration
 
@@ -21,6 +22,8 @@ def _produce_sample(settings: Settings, topic: str) -> tuple[int, int]:
     admin = AdminClient(settings.kafka.client_config())
     if topic not in admin.list_topics(timeout=10).topics:
         admin.create_topics([NewTopic(topic, 3, 1)])[topic].result()
+    grant_topics(settings, [topic], "connector")  # the simulator writes it
+    grant_topics(settings, [topic], "jobs")  # the query reads it
     plan = SimulationPlan(lines=list(file_lines(SAMPLE_FILE)))
     result = run_simulation(settings, plan, target="kafka", topic=topic)
     assert result.counts is not None

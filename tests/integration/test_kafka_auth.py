@@ -16,7 +16,7 @@ from pydantic import SecretStr
 from statestream.config import KafkaRole, Settings
 from statestream.services.kafka import kafka_health
 from statestream.testing import read_records
-from tests.support import granted
+from tests.support import granted, run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -133,3 +133,18 @@ def test_a_wrong_admin_password_is_named_by_the_health_check(local_services: Set
     assert problem is not None
     assert "refuses the login of statestream-admin (wrong password)" in problem
     assert str(local_services.paths.secrets_file) in problem
+
+
+def test_topics_grant_lets_the_jobs_use_a_topic_of_your_own(
+    local_services: Settings, unique_name: str
+) -> None:
+    topic = f"{unique_name}.mine"
+    admin = AdminClient(local_services.kafka.client_config())  # alive until the topic is made
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result()
+    error, _ = _produce(_as(local_services, "jobs"), topic, b"before")
+    assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    result = run_cli("topics", "grant", topic)
+    assert result.exit_code == 0, result.stderr
+    assert f"statestream-jobs may now use {topic}" in result.stdout
+    error, _ = _produce(_as(local_services, "jobs"), topic, b"after")
+    assert error is None

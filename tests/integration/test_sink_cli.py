@@ -11,6 +11,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
+from statestream.services import grant_topics
 from tests.support import run_cli
 
 pytestmark = pytest.mark.integration
@@ -48,6 +49,7 @@ def test_run_sink_influx_available_now(
     admin = AdminClient(local_services.kafka.client_config())
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).values():
         future.result()
+    grant_topics(local_services, topics)
     producer = Producer(local_services.kafka.client_config())
     for i in range(20):
         record = {"thing": "R1", "quantity": "vaTorque_C11", "phenomenonTime": i, "result": i / 2}

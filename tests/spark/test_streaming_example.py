@@ -13,6 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
 from statestream.config import Settings
+from statestream.services import grant_topics
 from statestream.testing import join_observations, read_committed
 
 pytestmark = pytest.mark.integration
@@ -60,6 +61,7 @@ def test_the_streaming_example_writes_the_pairs_once(
     source, target = f"{unique_name}.readings", f"{unique_name}.pairs"
     rows = readings()
     produce(local_services, source, rows)
+    grant_topics(local_services, [source, target])  # as `statestream topics grant` does
     run = example()
     run.main([source, target, str(tmp_path / "checkpoint"), "--available-now"])
     assert f"{len(rows)} records joined, pairs written to {target}" in capsys.readouterr().out

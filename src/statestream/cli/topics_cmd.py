@@ -6,6 +6,8 @@ import typer
 from rich.table import Table
 
 from statestream.cli._common import console, err_console, settings_from
+from statestream.config import KafkaRole
+from statestream.services.kafka_security import grant_topics
 from statestream.services.topics import create_topics
 
 topics_app = typer.Typer(help="Manage statestream's Kafka topics.", no_args_is_help=True)
@@ -33,6 +35,31 @@ def create(ctx: typer.Context) -> None:
     for result in results:
         if result.warning:
             err_console.print(f"[yellow]warning:[/] {result.warning}", highlight=False)
+
+
+_GRANTABLE: dict[str, KafkaRole] = {
+    "jobs": "jobs",
+    "dashboard": "dashboard",
+    "connector": "connector",
+}
+
+
+@topics_app.command("grant")
+def grant(
+    ctx: typer.Context,
+    topics: list[str] = typer.Argument(..., help="Topics of your own, e.g. a job's in and out."),
+    role: str = typer.Option("jobs", help="jobs (read+write), dashboard (read), connector (write)"),
+) -> None:
+    """Let a component's user use topics of your own on the local brokers (statestream's own
+    topics are granted by `services up` and `topics create`); nothing to do on another cluster."""
+    if role not in _GRANTABLE:
+        raise typer.BadParameter(f"expected jobs, dashboard or connector, got {role!r}")
+    settings = settings_from(ctx)
+    grant_topics(settings, topics, _GRANTABLE[role])
+    if settings.kafka.local_users:
+        console.print(f"statestream-{role} may now use {', '.join(topics)}")
+    else:
+        console.print(f"{settings.kafka.bootstrap_servers}: another cluster, with ACLs of its own")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,7 +1,7 @@
 """The services statestream runs as plain processes (Kafka, Mosquitto, InfluxDB), and its topics."""
 
 from statestream.services.base import LocalService
-from statestream.services.kafka_security import acl_table, grant_access
+from statestream.services.kafka_security import acl_table, grant_access, grant_topics
 from statestream.services.stack import (
     ServiceStatus,
     local_services,
@@ -19,6 +19,7 @@ __all__ = [
     "acl_table",
     "create_topics",
     "grant_access",
+    "grant_topics",
     "local_services",
     "service_statuses",
     "start_services",

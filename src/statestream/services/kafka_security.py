@@ -16,6 +16,7 @@ place that says what each component may do:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from confluent_kafka import KafkaException
@@ -84,8 +85,8 @@ def acl_table(settings: Settings) -> dict[KafkaRole, list[Grant]]:
     }
 
 
-def acl_bindings(settings: Settings) -> list[AclBinding]:
-    """`acl_table` as Kafka ACL bindings (allow, from any host)."""
+def acl_bindings(table: dict[KafkaRole, list[Grant]]) -> list[AclBinding]:
+    """An ACL table as Kafka ACL bindings (allow, from any host)."""
     return [
         AclBinding(
             grant.resource,
@@ -96,19 +97,41 @@ def acl_bindings(settings: Settings) -> list[AclBinding]:
             operation,
             AclPermissionType.ALLOW,
         )
-        for role, grants in acl_table(settings).items()
+        for role, grants in table.items()
         for grant in grants
         for operation in grant.operations
     ]
 
 
-def grant_access(settings: Settings, timeout_s: float = 30.0) -> None:
+def grant_access(settings: Settings) -> None:
     """Create the ACLs of `acl_table` on the local brokers (again: no change); a no-op when the
     components do not log in as the local users (another cluster manages its own ACLs)."""
-    if not settings.kafka.local_users:
+    _create(settings, acl_table(settings))
+
+
+def grant_topics(settings: Settings, topics: Sequence[str], role: KafkaRole = "jobs") -> None:
+    """Let `role` use topics of your own on the local brokers, as it uses statestream's: the
+    jobs read, write and create them (a missing output topic is made on first write), the
+    dashboard reads, the connector writes. E.g. the input and output topic of a PySpark job
+    that writes with `statestream.spark.write_exactly_once`."""
+    operations = {
+        "jobs": (AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE),
+        "dashboard": (AclOperation.READ,),
+        "connector": (AclOperation.WRITE,),
+        "admin": (),
+    }[role]
+    grants = [Grant(ResourceType.TOPIC, topic, operations) for topic in topics]
+    _create(settings, {role: grants})
+
+
+def _create(
+    settings: Settings, table: dict[KafkaRole, list[Grant]], timeout_s: float = 30.0
+) -> None:
+    bindings = acl_bindings(table)
+    if not settings.kafka.local_users or not bindings:
         return
     admin = AdminClient(settings.kafka.client_config("admin"))
-    futures = admin.create_acls(acl_bindings(settings), request_timeout=timeout_s)
+    futures = admin.create_acls(bindings, request_timeout=timeout_s)
     for binding, future in futures.items():
         try:
             future.result()
