@@ -92,13 +92,22 @@ class KafkaRecordSink:
             if found is not None and found.error is None and found.partitions:
                 return len(found.partitions)
             if time.monotonic() > deadline:
-                raise ServiceError(
-                    f"Kafka topic {topic} does not exist at "
-                    f"{self.settings.kafka.bootstrap_servers}; create it with "
-                    "`statestream topics create`"
-                )
+                raise ServiceError(_missing(self.settings, topic, found))
             time.sleep(0.2)
 
     def _on_error(self, error: KafkaError) -> None:
         if error.fatal():
             self.fatal_error = error.str()
+
+
+def _missing(settings: Settings, topic: str, found: object) -> str:
+    """Why `topic` cannot be written: missing, or (Kafka says the same for both) not granted."""
+    where = f"Kafka topic {topic} does not exist at {settings.kafka.bootstrap_servers}"
+    error = getattr(found, "error", None)
+    if error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:
+        return (
+            f"{where}, or the connector's user may not write it; create (and grant) it with "
+            f"`statestream topics create`, or grant a topic of your own with `statestream topics "
+            f"grant {topic} --role connector`"
+        )
+    return f"{where}; create it with `statestream topics create`"

@@ -83,6 +83,8 @@ def measure_kafka_logs(
 ) -> None:
     """Write the rows in each encoding and compression to a fresh one-partition topic and read
     the bytes of its log segments; fills `log_bytes`. Needs the broker on this machine."""
+    from statestream.services.kafka_security import grant_topics
+
     log_dir = _local_log_dir(settings)
     admin = AdminClient(settings.kafka.client_config())
     run = uuid.uuid4().hex[:8]
@@ -91,6 +93,7 @@ def measure_kafka_logs(
             topic = f"statestream.logsize.{run}.{size.envelope}.{compression}"
             say(f"writing {size.records:,} records as {size.envelope}, compression {compression}")
             admin.create_topics([NewTopic(topic, 1, 1)])[topic].result()
+            grant_topics(settings, [topic], "connector")
             try:
                 _write(settings, topic, size.envelope, compression, lines)
                 size.log_bytes[compression] = _segment_bytes(log_dir / f"{topic}-0")
