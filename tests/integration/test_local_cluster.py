@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 
 from statestream.ingest import SAMPLE_FILE, RawEvent, file_lines, machine_data_pipeline
@@ -105,11 +106,16 @@ def test_status_json_has_one_running_object_per_process(cluster: dict[str, str])
 def test_topics_have_three_replicas(cluster: dict[str, str]) -> None:
     created = run_cli("topics", "create", env=cluster, inherit_settings=False)
     assert created.exit_code == 0, created.stderr
-    bootstrap = cluster["STATESTREAM_KAFKA__BOOTSTRAP_SERVERS"]
-    topics = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).topics
+    admin = AdminClient(cluster_settings(cluster).kafka.client_config())  # the admin's login
+    topics = admin.list_topics(timeout=10).topics
     partitions = topics["machine.data"].partitions.values()
     assert [len(p.replicas) for p in partitions] == [3] * 5
-    assert all(len(p.isrs) == 3 for p in partitions)
+    assert all(len(p.isrs) == 3 for p in partitions)  # the brokers' SCRAM login works
+    anonymous = AdminClient(
+        {"bootstrap.servers": cluster["STATESTREAM_KAFKA__BOOTSTRAP_SERVERS"], "log_level": 0}
+    )
+    with pytest.raises(KafkaException):  # no broker of the three lets one in
+        anonymous.list_topics(timeout=5)
 
 
 def test_join_and_stats_on_the_cluster_equal_local_mode(cluster_env: dict[str, str]) -> None:
