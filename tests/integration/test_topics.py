@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 
 from statestream.config import Settings, load_settings
+from statestream.environment import find_java
 from statestream.services.topics import create_topics
 
 pytestmark = pytest.mark.integration
@@ -52,6 +55,17 @@ def test_create_topics_is_idempotent(local_services: Settings, unique_name: str)
     admin.delete_topics(list(names.values()), operation_timeout=30)
 
 
+def _run_kafka_configs(settings: Settings, warning: str) -> None:
+    """The `kafka-configs.sh …` of `warning`, run as Kafka's ConfigCommand from the broker's jars:
+    it logs in with the admin's properties file that `services up` wrote."""
+    arguments = warning.split("kafka-configs.sh ", 1)[1].split()
+    assert "--command-config" in arguments
+    jars = settings.paths.jars_dir / "kafka-broker"
+    command = [find_java(), "-cp", f"{jars}/*", "kafka.admin.ConfigCommand", *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_an_existing_compacted_time_series_topic_is_warned_about(
     local_services: Settings, unique_name: str
 ) -> None:
@@ -68,4 +82,7 @@ def test_an_existing_compacted_time_series_topic_is_warned_about(
     warning = results[names["machine_out"]].warning
     assert "cleanup.policy=compact" in warning and "cleanup.policy=delete" in warning
     assert results[names["machine_data"]].warning == ""  # created now, with delete
+    _run_kafka_configs(settings, warning)  # the command printed, as Kafka's tool runs it
+    results = {r.name: r for r in create_topics(settings)}
+    assert results[names["machine_out"]].warning == ""
     admin.delete_topics(list(names.values()), operation_timeout=30)

@@ -24,6 +24,7 @@ from statestream.services.kafka_security import (
     broker_security,
     grant_access,
     scram_format_arguments,
+    write_admin_properties,
 )
 
 CLUSTER_ID_FILE = "kafka-cluster.id"
@@ -95,6 +96,7 @@ class KafkaBroker(LocalService):
         self.settings.paths.log_dir.mkdir(parents=True, exist_ok=True)
         self.log4j_file.write_text(_log4j2_properties(self.log_file))
         _write_private(self.config_file, self._server_properties())  # it holds passwords
+        write_admin_properties(self.settings)
         if self._check_formatted():
             self._check_users()
             return

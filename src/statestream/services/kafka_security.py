@@ -16,8 +16,10 @@ place that says what each component may do:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
@@ -37,6 +39,7 @@ TRANSACTIONAL_ID_PREFIX = "statestream."  # the exactly-once writer's statestrea
 SPARK_GROUP_PREFIX = "spark-kafka-source-"
 DASHBOARD_GROUP_PREFIX = "statestream-dashboard-"
 USERS_FILE = "scram-users"  # in the broker's folder: written once its storage has the users
+ADMIN_PROPERTIES = "kafka-admin.properties"  # in the data folder: the admin's login for tools
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,36 @@ def broker_security(settings: Settings) -> dict[str, str]:
         "super.users": f"User:{local_user('admin')};User:{CONTROLLER_USER}",
         "allow.everyone.if.no.acl.found": "false",
     }
+
+
+def admin_properties_file(settings: Settings) -> Path:
+    """Where `services up` writes the admin's login for Kafka's own tools (`--command-config`)."""
+    return settings.paths.data_dir / ADMIN_PROPERTIES
+
+
+def write_admin_properties(settings: Settings) -> None:
+    """The admin's client login as a properties file (mode 0600), e.g. for `kafka-configs.sh
+    --bootstrap-server localhost:9092 --command-config <this file> …`."""
+    kafka = settings.kafka
+    login = jaas_login(LOCAL_MECHANISM, local_user("admin"), kafka.local_password("admin"))
+    lines = {
+        "security.protocol": kafka.protocol,
+        "sasl.mechanism": LOCAL_MECHANISM,
+        "sasl.jaas.config": login,
+    }
+    path = admin_properties_file(settings)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write("".join(f"{key}={value}\n" for key, value in lines.items()))
+
+
+def tool_login(settings: Settings) -> str:
+    """The options that let Kafka's own command-line tools in as the admin ('' elsewhere)."""
+    options = f"--bootstrap-server {settings.kafka.bootstrap_servers.split(',')[0]}"
+    if settings.kafka.local_users:
+        options += f" --command-config {admin_properties_file(settings)}"
+    return options
 
 
 def scram_format_arguments(settings: Settings) -> list[str]:

@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, TopicMe
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.services.kafka import kafka_health
-from statestream.services.kafka_security import grant_access
+from statestream.services.kafka_security import grant_access, tool_login
 from statestream.sinks.kafka_exactly_once import COMMITS_TOPIC_CONFIG
 
 
@@ -128,12 +128,14 @@ def create_topics(settings: Settings, timeout_s: float = 30.0) -> list[TopicResu
         results.append(_result(spec, state, existing.get(spec.name)))
     series = {settings.topics.machine_data, settings.topics.machine_out}
     return [
-        _with_compaction_warning(admin, result) if result.name in series else result
+        _with_compaction_warning(admin, result, settings) if result.name in series else result
         for result in results
     ]
 
 
-def _with_compaction_warning(admin: AdminClient, result: TopicResult) -> TopicResult:
+def _with_compaction_warning(
+    admin: AdminClient, result: TopicResult, settings: Settings
+) -> TopicResult:
     """`result` with a warning if its topic, a time series, has a compacting cleanup policy."""
     config = _topic_config(admin, result.name)
     policy = config["cleanup.policy"].value if "cleanup.policy" in config else "delete"
@@ -142,7 +144,8 @@ def _with_compaction_warning(admin: AdminClient, result: TopicResult) -> TopicRe
     warning = (
         f"{result.name} has cleanup.policy={policy}: Kafka keeps only the latest record of each "
         "series (key thing.quantity) and a lagging or restarted job loses data; change it with "
-        f"kafka-configs.sh --alter --entity-type topics --entity-name {result.name} "
+        f"kafka-configs.sh {tool_login(settings)} --alter --entity-type topics --entity-name "
+        f"{result.name} "
         "--add-config cleanup.policy=delete"
     )
     return replace(result, warning=warning)
