@@ -4,7 +4,7 @@ The client listener (also the brokers' own, inter-broker) takes SASL/SCRAM-SHA-5
 are written into the metadata when the storage is formatted (`--add-scram`) with the passwords of
 the secrets file. The controller listener takes SASL/PLAIN with one user, known only to the
 brokers' configuration (KRaft keeps SCRAM users in the metadata log, which the controllers need
-before they can read it). StandardAuthorizer refuses what no ACL allows; `ACL_TABLE` is the one
+before they can read it). StandardAuthorizer refuses what no ACL allows; `acl_table` is the one
 place that says what each component may do:
 
 - statestream-admin: everything (super user): topics, ACLs, inter-broker traffic, tests;
