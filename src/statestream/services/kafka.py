@@ -7,7 +7,6 @@ form one cluster whose controller quorum is all three.
 from __future__ import annotations
 
 import base64
-import os
 import subprocess
 import uuid
 from pathlib import Path
@@ -25,6 +24,7 @@ from statestream.services.kafka_security import (
     grant_access,
     scram_format_arguments,
     write_admin_properties,
+    write_private,
 )
 
 CLUSTER_ID_FILE = "kafka-cluster.id"
@@ -95,7 +95,7 @@ class KafkaBroker(LocalService):
         self.home.mkdir(parents=True, exist_ok=True)
         self.settings.paths.log_dir.mkdir(parents=True, exist_ok=True)
         self.log4j_file.write_text(_log4j2_properties(self.log_file))
-        _write_private(self.config_file, self._server_properties())  # it holds passwords
+        write_private(self.config_file, self._server_properties())  # it holds passwords
         write_admin_properties(self.settings)
         if self._check_formatted():
             self._check_users()
@@ -191,12 +191,16 @@ class KafkaBroker(LocalService):
 
     def _check_users(self) -> None:
         """A clear error for storage formatted before the brokers had users (no SCRAM)."""
-        if not (self.home / USERS_FILE).is_file():
-            raise ServiceError(
-                f"Kafka's storage in {self.data_dir} was formatted without SCRAM users (an older "
-                f"statestream): run `statestream services down`, delete {self.home} (its topics "
-                "are lost) and run `statestream services up`"
-            )
+        if (self.home / USERS_FILE).is_file():
+            return
+        folders = str(self.home)
+        if not self.single:
+            folders = f"{self.home.parent}/kafka-1 … kafka-{self.settings.services.kafka_brokers}"
+        raise ServiceError(
+            f"Kafka's storage in {self.data_dir} was formatted without SCRAM users (an older "
+            f"statestream): run `statestream services down`, delete {folders} (their topics "
+            "are lost) and run `statestream services up`"
+        )
 
     def _format_storage(self) -> None:
         command = [
@@ -292,14 +296,6 @@ def _node_problem(settings: Settings, node: int, port: int) -> str | None:
     if node not in metadata.brokers:
         return f"broker {node} answers on localhost:{port} but is not in the cluster's metadata"
     return None
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write `text` to `path`, readable by its owner only."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(text)
 
 
 def _new_cluster_id() -> str:

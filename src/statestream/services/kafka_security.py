@@ -183,11 +183,16 @@ def write_admin_properties(settings: Settings) -> None:
         "sasl.mechanism": LOCAL_MECHANISM,
         "sasl.jaas.config": login,
     }
-    path = admin_properties_file(settings)
+    text = "".join(f"{key}={value}\n" for key, value in lines.items())
+    write_private(admin_properties_file(settings), text)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by its owner only (it holds passwords)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w") as handle:
-        handle.write("".join(f"{key}={value}\n" for key, value in lines.items()))
+        handle.write(text)
 
 
 def tool_login(settings: Settings) -> str:
