@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import KafkaException, Producer
+from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from statestream.ingest import SAMPLE_FILE, RawEvent, file_lines, machine_data_pipeline
