@@ -7,6 +7,7 @@ connector's (a `ReplayConnector`), so the records are the ones the connector wou
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -16,7 +17,8 @@ from itertools import islice
 from typing import Literal
 
 from statestream.config import Settings
-from statestream.ingest.mqtt import MqttConnection
+from statestream.errors import ServiceError
+from statestream.ingest.mqtt import ConnectionLost, MqttConnection
 from statestream.ingest.mqtt.publisher import MqttPublisher
 from statestream.ingest.pipeline import IngestCounts, machine_data_pipeline
 from statestream.ingest.replay import ReplayConnector
@@ -24,6 +26,8 @@ from statestream.ingest.simulator import Pacer, SimulationPlan
 
 Target = Literal["mqtt", "kafka"]
 BATCH = 500  # rows taken from the plan per socket write
+RECONNECT_GIVE_UP_S = 300.0  # how long the simulator waits for a broker that went away
+log = logging.getLogger("statestream.simulator")
 
 
 @dataclass(frozen=True)
@@ -88,34 +92,75 @@ def publish_to_mqtt(
     pacer: Pacer,
     on_progress: Callable[[int], None] | None,
 ) -> None:
-    """Publish `payloads` on `topic`, or, when `topic` is None, (topic, payload) messages."""
+    """Publish `payloads` on `topic`, or, when `topic` is None, (topic, payload) messages.
+
+    When the broker goes away (restarted, killed), it connects again and sends once more what
+    the broker had not acknowledged (`MqttPublisher.resume`); it gives up with a `ServiceError`
+    after `RECONNECT_GIVE_UP_S` without a broker.
+    """
+    client_id = f"statestream-simulator-{uuid.uuid4().hex[:8]}"
+    publisher = MqttPublisher(
+        _connected(settings, client_id), topic or "", qos=qos, window=settings.ingest.publish_window
+    )
+    send = publisher.publish if topic is not None else publisher.publish_to
+    try:
+        while True:
+            try:
+                _publish_all(publisher, send, payloads, pacer, on_progress)
+                publisher.drain()
+                return
+            except ConnectionLost as exc:
+                _reconnect(settings, client_id, publisher, str(exc))
+    finally:
+        publisher.connection.close()
+
+
+def _connected(settings: Settings, client_id: str) -> MqttConnection:
     connection = MqttConnection(
-        settings.mqtt,
-        f"statestream-simulator-{uuid.uuid4().hex[:8]}",
-        clean_session=True,
-        keepalive_s=settings.ingest.keepalive_s,
+        settings.mqtt, client_id, clean_session=True, keepalive_s=settings.ingest.keepalive_s
     )
     connection.connect()
-    try:
-        publisher = MqttPublisher(
-            connection, topic or "", qos=qos, window=settings.ingest.publish_window
-        )
-        send = publisher.publish if topic is not None else publisher.publish_to
-        while True:
-            take = min(BATCH, publisher.room, pacer.allowed(publisher.published))
-            if take <= 0:
-                wait = pacer.wait_s(publisher.published) if publisher.room > 0 else 0.05
-                publisher.poll(min(wait, 0.05))
-                continue
-            batch = list(islice(payloads, take))
-            if not batch:
-                break
-            send(batch)  # type: ignore[arg-type]
-            if on_progress is not None:
-                on_progress(publisher.published)
-        publisher.drain()
-    finally:
-        connection.close()
+    return connection
+
+
+def _publish_all(
+    publisher: MqttPublisher,
+    send: Callable[[list], None],
+    payloads: Iterator[bytes] | Iterator[tuple[str, bytes]],
+    pacer: Pacer,
+    on_progress: Callable[[int], None] | None,
+) -> None:
+    while True:
+        take = min(BATCH, publisher.room, pacer.allowed(publisher.published))
+        if take <= 0:
+            wait = pacer.wait_s(publisher.published) if publisher.room > 0 else 0.05
+            publisher.poll(min(wait, 0.05))
+            continue
+        batch = list(islice(payloads, take))
+        if not batch:
+            return
+        send(batch)
+        if on_progress is not None:
+            on_progress(publisher.published)
+
+
+def _reconnect(settings: Settings, client_id: str, publisher: MqttPublisher, why: str) -> None:
+    """Connect again (back-off up to 5 s) and resume the publisher; `ServiceError` after
+    `RECONNECT_GIVE_UP_S` without a broker."""
+    log.warning("%s; connecting again", why)
+    deadline, backoff = time.monotonic() + RECONNECT_GIVE_UP_S, 0.5
+    while True:
+        try:
+            resent = publisher.resume(_connected(settings, client_id))
+            log.warning("connected again; sent %d unacknowledged messages again", resent)
+            return
+        except ServiceError as exc:  # ConnectionLost included
+            if time.monotonic() + backoff > deadline:
+                raise ServiceError(
+                    f"{exc}; gave up after {RECONNECT_GIVE_UP_S:.0f} s without the broker"
+                ) from None
+            time.sleep(backoff)
+            backoff = min(backoff * 2, 5.0)
 
 
 class _CountingIterator(Iterator[bytes]):

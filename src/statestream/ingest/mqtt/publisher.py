@@ -7,6 +7,10 @@ in one system call. At QoS 2 each PUBREC is answered with PUBREL and the message
     publisher.publish([b'{"Thing": …}', …])    # waits while the window is full
     publisher.publish_to([("/hfp/v2/…", b'{"VP": …}'), …])  # each message on its own topic
     publisher.drain()                           # every message acknowledged
+
+A message is the publisher's until the broker acknowledged it: when the connection is lost,
+`resume(new_connection)` sends every unacknowledged message again, in order, so a broker that
+died before its PUBACK loses nothing (QoS 1 is at least once: one it had taken may come twice).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Sequence
 
 from statestream.errors import ServiceError
 from statestream.ingest.mqtt import wire
-from statestream.ingest.mqtt.client import MqttConnection
+from statestream.ingest.mqtt.client import ConnectionLost, MqttConnection
 
 WAIT_S = 0.05
 
@@ -31,7 +35,9 @@ class MqttPublisher:
         self.qos = qos
         self.window = max(1, min(window, 65_535))
         self._topic = wire.encoded_topic(topic)
-        self._unacknowledged: set[int] = set()
+        # packet id → (topic, payload), in sending order: what `resume` sends again
+        self._unacknowledged: dict[int, tuple[bytes, bytes]] = {}
+        self._backlog: list[tuple[bytes, bytes]] = []  # not sent when the connection was lost
         self._next_id = 0
         self.published = 0
 
@@ -51,15 +57,38 @@ class MqttPublisher:
 
     def _publish(self, messages: Sequence[tuple[bytes, bytes]]) -> None:
         start = 0
-        while start < len(messages):
-            while self.room <= 0:
-                self._handle(self.connection.receive(WAIT_S))
-            batch = messages[start : start + self.room]
-            self.connection.send(self._packets(batch))
-            self.published += len(batch)
-            start += len(batch)
-            if self.qos:
-                self._handle(self.connection.receive(0.0))
+        try:
+            while start < len(messages):
+                while self.room <= 0:
+                    self._handle(self.connection.receive(WAIT_S))
+                batch = messages[start : start + self.room]
+                packets = self._packets(batch)  # from here on `resume` sends them again
+                self.published += len(batch)
+                start += len(batch)
+                self.connection.send(packets)
+                if self.qos:
+                    self._handle(self.connection.receive(0.0))
+        except ConnectionLost:
+            self._backlog = [*messages[start:], *self._backlog]
+            raise
+
+    def resume(self, connection: MqttConnection) -> int:
+        """Go on over `connection` (a new one after a loss): send every message the broker has
+        not acknowledged again, in order and flagged DUP, then those a lost connection kept
+        from being sent; returns how many were sent again. Raises `ConnectionLost` as
+        `publish` does (resume again with the next connection)."""
+        self.connection = connection
+        unacknowledged = list(self._unacknowledged.items())
+        if unacknowledged:
+            connection.send(
+                b"".join(
+                    wire.publish_packet(topic, payload, qos=self.qos, packet_id=pid, dup=True)
+                    for pid, (topic, payload) in unacknowledged
+                )
+            )
+        backlog, self._backlog = self._backlog, []
+        self._publish(backlog)
+        return len(unacknowledged)
 
     def poll(self, timeout_s: float) -> None:
         """Handle the acknowledgements that arrive within `timeout_s`."""
@@ -82,25 +111,25 @@ class MqttPublisher:
             return b"".join(wire.publish_packet(topic, p, qos=0) for topic, p in messages)
         packets = []
         for topic, payload in messages:
-            packet_id = self._take_id()
+            packet_id = self._take_id(topic, payload)
             packets.append(wire.publish_packet(topic, payload, qos=qos, packet_id=packet_id))
         return b"".join(packets)
 
-    def _take_id(self) -> int:
+    def _take_id(self, topic: bytes, payload: bytes) -> int:
         packet_id = self._next_id
         while True:
             packet_id = packet_id % 65_535 + 1
             if packet_id not in self._unacknowledged:
                 break
         self._next_id = packet_id
-        self._unacknowledged.add(packet_id)
+        self._unacknowledged[packet_id] = (topic, payload)
         return packet_id
 
     def _handle(self, packets: list[wire.Packet]) -> None:
         releases = bytearray()
         for packet in packets:
             if packet.kind in (wire.PUBACK, wire.PUBCOMP):
-                self._unacknowledged.discard(packet.packet_id)
+                self._unacknowledged.pop(packet.packet_id, None)
             elif packet.kind == wire.PUBREC:
                 releases += wire.ack_packet(wire.PUBREL, packet.packet_id)
         if releases:
