@@ -40,6 +40,12 @@ class MqttSettings(_Section):
         description="QoS 1/2 messages the broker queues per client beyond those in flight; "
         "0 = no cap, so a slow or stopped connector loses nothing (the broker drops above a cap)",
     )
+    save_after_changes: int = Field(
+        1,
+        ge=0,
+        description="the local broker saves its persistence file after this many changes "
+        "(messages queued, subscriptions), so a killed broker loses at most these; 0: every 60 s",
+    )
 
     tls: bool | None = Field(
         None,

@@ -97,7 +97,9 @@ class MosquittoBroker(LocalService):
             f"password_file {self.password_file}\n"
             "persistence true\n"
             f"persistence_location {self.home / 'data'}/\n"
-            "autosave_interval 60\n"
+            # what the broker only holds in memory dies with it: save after every change
+            # (a queued message, a subscription), not once a minute (see README, chaos)
+            f"{self._autosave_config()}"
             # QoS 1 without loss: the default queue of 1000 messages per client silently drops
             # the rest while a connector is slow or restarting; 20 in flight throttles it
             f"max_inflight_messages {self.settings.mqtt.max_inflight_messages}\n"
@@ -108,6 +110,12 @@ class MosquittoBroker(LocalService):
             # mosquitto started as root switches to this user; staying ourselves keeps file access
             f"user {getpass.getuser()}\n"
         )
+
+    def _autosave_config(self) -> str:
+        changes = self.settings.mqtt.save_after_changes
+        if not changes:
+            return "autosave_interval 60\nautosave_on_changes false\n"
+        return f"autosave_interval {changes}\nautosave_on_changes true\n"
 
     def _tls_config(self) -> str:
         if not self.settings.mqtt.use_tls:
