@@ -70,20 +70,6 @@ def free_ports(count: int) -> list[int]:
 
 def influx_query(settings, q: str, database: str | None = "") -> list[dict]:
     """Rows of an InfluxQL query as dicts (times in µs); `database` "" is the settings' one."""
-    import requests
+    from statestream.sinks.influx import influx_rows
 
-    influx = settings.influx
-    params = {"q": q, "epoch": "u"}
-    if database is not None:
-        params["db"] = database or influx.database
-    password = influx.password.get_secret_value() if influx.password else ""
-    response = requests.post(
-        f"{influx.url}/query", params=params, auth=(influx.username, password), timeout=30
-    )
-    response.raise_for_status()
-    rows = []
-    for result in response.json()["results"]:
-        assert "error" not in result, result["error"]
-        for series in result.get("series", []):
-            rows += [dict(zip(series["columns"], v, strict=True)) for v in series["values"]]
-    return rows
+    return influx_rows(settings.influx, q, database)

@@ -94,6 +94,15 @@ class DemoPart:
             self._log_file.close()
             self._log_file = None
 
+    def kill(self) -> None:
+        """kill -9 its whole process group (a Spark driver and its Python workers too)."""
+        if self.process is not None and self.process.poll() is None:
+            _signal_group(self.process, signal.SIGKILL)
+            self.process.wait(30)
+        if self._log_file is not None:
+            self._log_file.close()
+            self._log_file = None
+
     def last_lines(self, count: int = 5) -> str:
         try:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-count:])
@@ -120,6 +129,29 @@ def _stop_when_parent_dies(parent: int) -> Callable[[], None]:
 def _signal_group(process: subprocess.Popen, signum: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signum)
+
+
+def wait_for_queries(
+    settings: Settings, part: DemoPart, count: int, timeout_s: float = 300.0
+) -> None:
+    """Wait until `count` queries of the Spark application `part` have reported a first trigger.
+
+    By then each has fixed where it starts reading (the topics' ends at that moment). Returns
+    early when `part` ended (its caller reports that); `ServiceError` after `timeout_s`.
+    """
+    from statestream.jobs.status import read_statuses, status_folder
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not part.running:
+            return
+        statuses = read_statuses(status_folder(settings))
+        pid = part.process.pid if part.process is not None else None
+        mine = [s for s in statuses if s.pid == pid and s.batch is not None]
+        if len(mine) >= count:
+            return
+        time.sleep(0.5)
+    raise ServiceError(f"the {part.name}'s queries did not start within {timeout_s:.0f} s")
 
 
 def demo_parts(settings: Settings, options: DemoOptions) -> list[DemoPart]:
@@ -212,7 +244,7 @@ class Demo:
             if part.name == "dashboard":
                 self._wait_for_dashboard(part)
             if part.name == "pipeline":
-                self._wait_for_queries(part, self.queries)
+                wait_for_queries(self.settings, part, self.queries)
         time.sleep(1.0)
         self.raise_if_one_ended()
 
@@ -236,25 +268,6 @@ class Demo:
             if part.running:
                 say(f"stopping {part.name} …")
             part.stop()
-
-    def _wait_for_queries(self, part: DemoPart, count: int, timeout_s: float = 300.0) -> None:
-        """Wait until `count` queries of the pipeline have reported a first trigger.
-
-        By then each has fixed where it starts reading (the topics' ends at that moment).
-        """
-        from statestream.jobs.status import read_statuses, status_folder
-
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if not part.running:
-                return  # reported by raise_if_one_ended
-            statuses = read_statuses(status_folder(self.settings))
-            pid = part.process.pid if part.process is not None else None
-            mine = [s for s in statuses if s.pid == pid and s.batch is not None]
-            if len(mine) >= count:
-                return
-            time.sleep(0.5)
-        raise ServiceError(f"the {part.name}'s queries did not start within {timeout_s:.0f} s")
 
     def _wait_for_machine_data(self, timeout_s: float = 120.0) -> None:
         """Wait until the pipeline's queries have taken in records (or `timeout_s` passed)."""

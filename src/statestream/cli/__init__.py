@@ -16,6 +16,7 @@ from statestream.cli import (
     bench_ingest_cmd,
     bench_sink_cmd,
     bench_spark_cmd,
+    chaos_cmd,
     config_cmd,
     connect_cmd,
     dashboard_cmd,
@@ -55,6 +56,7 @@ pipeline_cmd.register(app)
 status_cmd.register(app)
 dashboard_cmd.register(app)
 demo_cmd.register(app)
+chaos_cmd.register(app)
 
 
 def main() -> None:

@@ -210,3 +210,24 @@ def _error_text(response: requests.Response) -> str:
 
 def _quoted(identifier: str) -> str:
     return identifier.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def influx_rows(influx: InfluxSettings, query: str, database: str | None = "") -> list[dict]:
+    """The rows of an InfluxQL query as dicts, times in epoch µs; `database` "" is the
+    settings' one, None none (for `SHOW DATABASES`, `DROP DATABASE …`)."""
+    params = {"q": query, "epoch": "u"}
+    if database is not None:
+        params["db"] = database or influx.database
+    password = influx.password.get_secret_value() if influx.password else ""
+    response = requests.post(
+        f"{influx.url}/query", params=params, auth=(influx.username, password), timeout=30
+    )
+    if response.status_code >= 400:
+        raise ServiceError(f"InfluxDB {influx.url} refused {query!r}: {_error_text(response)}")
+    rows: list[dict] = []
+    for result in response.json()["results"]:
+        if "error" in result:
+            raise ServiceError(f"InfluxDB {influx.url}: {result['error']} ({query!r})")
+        for series in result.get("series", []):
+            rows += [dict(zip(series["columns"], v, strict=True)) for v in series["values"]]
+    return rows

@@ -1,0 +1,148 @@
+"""What a chaos run checks at its end, from what the simulator published and what the topics and
+InfluxDB hold:
+
+- every record of every published row is on `machine.data` at least once (the connector may
+  write one twice after a kill; the join drops such repeats by its duplicate rule);
+- `machine.out` (read_committed) holds exactly the pairs the offline join of `machine.data` makes,
+  each once;
+- InfluxDB holds one `machine_out` point per pair (series and time).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from statestream.config import Settings
+from statestream.ingest.base import EventRejected, RawEvent
+from statestream.ingest.machine_data import MachineRowProcessor
+from statestream.jobs.join_job import spec_templates
+from statestream.offline_join import join_lines
+from statestream.sinks.influx import influx_rows
+from statestream.testing import read_records
+
+RecordKey = tuple[str, str, float, float]  # thing, quantity, time (ms), result
+PairKey = tuple[str, str, float, float, float, float]  # thing, quantity, left and right t, v
+PointKey = tuple[str, str, int]  # thing, quantity, time (µs)
+
+
+@dataclass(frozen=True)
+class ChaosChecks:
+    """The figures the run is judged by; `passed` when nothing is lost or doubled."""
+
+    rows_published: int
+    records_expected: int
+    records_in_topic: int
+    records_lost: int
+    records_repeated: int  # extra copies on machine.data (allowed: at least once)
+    pairs_expected: int
+    pairs_out: int
+    pairs_missing: int
+    pairs_duplicated: int
+    pairs_unexpected: int
+    points: int
+    points_missing: int
+    points_unexpected: int
+
+    @property
+    def passed(self) -> bool:
+        return not any(
+            (
+                self.records_lost,
+                self.pairs_missing,
+                self.pairs_duplicated,
+                self.pairs_unexpected,
+                self.points_missing,
+                self.points_unexpected,
+            )
+        )
+
+
+def check_run(settings: Settings, rows: Sequence[bytes]) -> ChaosChecks:
+    """Compare what `rows` (the published payloads) should have become with what is there."""
+    expected = published_records(rows, settings.mqtt.topic)
+    data = [value for _, _, value in read_records(settings, settings.topics.machine_data)]
+    present = Counter(record_key(json.loads(value)) for value in data)
+    pairs = offline_pairs(settings, data)
+    out = Counter(
+        pair_key(json.loads(value))
+        for _, _, value in read_records(settings, settings.topics.machine_out)
+    )
+    points = machine_out_points(settings)
+    want_points = {point_key(pair) for pair in pairs.values()}
+    return ChaosChecks(
+        rows_published=len(rows),
+        records_expected=len(expected),
+        records_in_topic=len(data),
+        records_lost=len(expected - present.keys()),
+        records_repeated=sum(n - 1 for n in present.values()),
+        pairs_expected=len(pairs),
+        pairs_out=sum(out.values()),
+        pairs_missing=len(pairs.keys() - out.keys()),
+        pairs_duplicated=sum(n - 1 for n in out.values()),
+        pairs_unexpected=len(out.keys() - pairs.keys()),
+        points=len(points),
+        points_missing=len(want_points - points),
+        points_unexpected=len(points - want_points),
+    )
+
+
+def published_records(rows: Sequence[bytes], topic: str) -> set[RecordKey]:
+    """The records the connector makes of `rows` (its own processor; rows it refuses, none)."""
+    processor = MachineRowProcessor()
+    records: set[RecordKey] = set()
+    for row in rows:
+        try:
+            made = processor.process(RawEvent(row, topic, 0))
+        except EventRejected:
+            continue
+        records.update(
+            (r.thing, r.quantity, float(r.phenomenon_time_ms), float(r.result)) for r in made
+        )
+    return records
+
+
+def record_key(record: dict) -> RecordKey:
+    return (
+        record["thing"],
+        record["quantity"],
+        float(record["phenomenonTime"]),
+        float(record["result"]),
+    )
+
+
+def pair_key(pair: dict) -> PairKey:
+    left, right = pair["left"], pair["right"]
+    return (
+        pair["thing"],
+        pair["quantity"],
+        float(left["phenomenonTime"]),
+        float(left["result"]),
+        float(right["phenomenonTime"]),
+        float(right["result"]),
+    )
+
+
+def offline_pairs(settings: Settings, data: Sequence[bytes]) -> dict[PairKey, dict]:
+    """The offline join of `data` (machine.data in partition order) with the settings' specs;
+    pairs still waiting for a partner at the end are not made, as in the running join."""
+    quantities = sorted({json.loads(value)["quantity"] for value in data})
+    templates = spec_templates(settings)
+    specs = [spec for template in templates for spec in template.specs_for(quantities)]
+    out = io.StringIO()
+    join_lines((value + b"\n" for value in data), specs, out, io.StringIO, flush=False)
+    pairs = [json.loads(line) for line in out.getvalue().splitlines()]
+    return {pair_key(pair): pair for pair in pairs}
+
+
+def point_key(pair: dict) -> PointKey:
+    return (pair["thing"], pair["quantity"], round(float(pair["phenomenonTime"]) * 1000))
+
+
+def machine_out_points(settings: Settings) -> set[PointKey]:
+    """The series and times of the `machine_out` points in the settings' InfluxDB database."""
+    rows = influx_rows(settings.influx, "SELECT result, thing, quantity FROM machine_out")
+    return {(row["thing"], row["quantity"], int(row["time"])) for row in rows}

@@ -1,0 +1,124 @@
+"""The parts a chaos run kills and starts again: its own child processes (the connector and the
+Spark pipeline, each the statestream command a user would run) and the local services.
+
+Each part counts its kills and its starts after the first (restarts); a child process that ends
+on its own (the pipeline when a query gives up on a broker that is down) is started again too,
+and counted as an exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from statestream.config import Settings
+from statestream.demo import DemoPart
+from statestream.services.base import LocalService
+from statestream.services.stack import local_services, start_services
+
+
+@dataclass
+class PartCounts:
+    """What happened to one component during the run."""
+
+    kills: int = 0
+    restarts: int = 0
+    exits: int = 0  # ended on its own (not killed) and started again
+
+    def to_json(self) -> dict[str, int]:
+        return {"kills": self.kills, "restarts": self.restarts, "exits": self.exits}
+
+
+@dataclass
+class ChildPart:
+    """A statestream command in its own process group (`DemoPart`), killed with -9."""
+
+    part: DemoPart
+    environment: dict[str, str]
+    counts: PartCounts = field(default_factory=PartCounts)
+    down: bool = False  # killed, not started again yet
+
+    @property
+    def running(self) -> bool:
+        return self.part.running
+
+    def start(self) -> None:
+        self.part.start(self.environment)
+
+    def kill(self, _target: str) -> None:
+        self.part.kill()
+        self.counts.kills += 1
+        self.down = True
+
+    def restart(self) -> None:
+        self.start()
+        self.counts.restarts += 1
+        self.down = False
+
+    def restart_if_ended(self) -> bool:
+        """Start it again when it ended on its own; True if it had."""
+        if self.down or self.running:
+            return False
+        self.counts.exits += 1
+        self.restart()
+        return True
+
+    def stop(self) -> None:
+        self.part.stop()
+
+
+@dataclass
+class ServicePart:
+    """A local service (Kafka: any of its brokers), killed with -9 and started with
+    `start_services`, which starts what is not running and waits until it answers."""
+
+    settings: Settings
+    service: str  # kafka, mosquitto, influxdb
+    counts: PartCounts = field(default_factory=PartCounts)
+    down: bool = False
+
+    def processes(self) -> dict[str, LocalService]:
+        found = local_services(self.settings)
+        return {s.name: s for s in found if s.name.split("-")[0] == self.service}
+
+    @property
+    def running(self) -> bool:
+        return all(s.running_pid() is not None for s in self.processes().values())
+
+    def kill(self, target: str) -> None:
+        """kill -9 `target` (the service, or `kafka-<n>` of three brokers)."""
+        name = target if target in self.processes() else next(iter(self.processes()))
+        pid = self.processes()[name].running_pid()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)  # each service runs in a session of its own
+            _reap(pid)
+        self.counts.kills += 1
+        self.down = True
+
+    def restart(self) -> None:
+        start_services(self.settings)
+        self.counts.restarts += 1
+        self.down = False
+
+    def restart_if_ended(self) -> bool:
+        if self.down or self.running:
+            return False
+        self.counts.exits += 1
+        self.restart()
+        return True
+
+
+def _reap(pid: int) -> None:
+    """Collect a killed child of this process (`start_services` spawned it), else a zombie
+    would still look alive."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, 0)
+
+
+def child_part(name: str, args: list[str], log: Path, environment: dict[str, str]) -> ChildPart:
+    """A part running `statestream <args>`, its output in `log`."""
+    return ChildPart(DemoPart(name, args, log), environment)

@@ -1,0 +1,230 @@
+"""`run_chaos`: the whole pipeline under steady load while its parts are killed with -9 and
+started again, then the checks (`checks.check_run`).
+
+1. The local services run (started if need be); the run gets its own topics, database and
+   checkpoints (`workspace`).
+2. The connector (`connect mqtt`) and the Spark pipeline (`run pipeline`: join, stats, InfluxDB
+   sink) start as child processes; the simulator publishes from a thread once both are up.
+3. For `minutes`, the kills of the seeded schedule (`schedule`) happen, each part started again
+   after its down time; a child that ends on its own is started again at once.
+4. Every part running again, the simulator stops (once the broker acknowledged all it sent), the
+   connector gets time to forward what Mosquitto still holds, the streaming pipeline stops and
+   `run pipeline --available-now` finishes what is in the topics; then the checks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from statestream.chaos.checks import ChaosChecks, check_run, published_records, record_key
+from statestream.chaos.load import SimulatorLoad
+from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
+from statestream.chaos.schedule import Kill, kill_schedule
+from statestream.chaos.workspace import Workspace, new_workspace, refuse_external, remove_workspace
+from statestream.config import Settings, ensure_local_secrets, settings_environment
+from statestream.demo import wait_for_queries
+from statestream.errors import ServiceError
+from statestream.services.stack import start_services
+from statestream.testing import read_committed
+
+PIPELINE_QUERIES = 3  # join, stats, sink_influx
+FORWARD_TIMEOUT_S = 180.0  # for the connector to bring the last rows to Kafka
+FINISH_TIMEOUT_S = 900.0  # for `run pipeline --available-now`
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ChaosOptions:
+    minutes: float = 20.0
+    seed: int = 0
+    rate: float = 20.0  # rows/s of the simulator, all machines
+    things: int = 6
+
+
+@dataclass
+class ChaosReport:
+    """What a run did (kills per component) and what it found."""
+
+    options: ChaosOptions
+    workspace: str = ""
+    counts: dict[str, PartCounts] = field(default_factory=dict)
+    checks: ChaosChecks | None = None
+    problems: list[str] = field(default_factory=list)  # what kept the run from finishing
+
+    @property
+    def kills(self) -> int:
+        return sum(c.kills for c in self.counts.values())
+
+    @property
+    def passed(self) -> bool:
+        return self.checks is not None and self.checks.passed and not self.problems
+
+    def to_json(self) -> dict[str, object]:
+        checks = self.checks.__dict__ if self.checks else {}
+        return {
+            "passed": self.passed,
+            "seed": self.options.seed,
+            "minutes": self.options.minutes,
+            "kills": self.kills,
+            "kills_by_component": {name: c.kills for name, c in self.counts.items()},
+            "components": {name: c.to_json() for name, c in self.counts.items()},
+            **checks,
+            "problems": self.problems,
+            "workspace": self.workspace,
+        }
+
+
+class ChaosRun:
+    """One run: its parts, its schedule, its load."""
+
+    def __init__(self, settings: Settings, workspace: Workspace, options: ChaosOptions) -> None:
+        self.settings = workspace.settings
+        self.workspace = workspace
+        self.options = options
+        environment = {**os.environ, **settings_environment(self.settings)}
+        logs = workspace.logs
+        self.connector = child_part(
+            "connector", ["connect", "mqtt"], logs / "connector.log", environment
+        )
+        pipeline_args = ["run", "pipeline", "--from", "earliest"]
+        self.pipeline = child_part("pipeline", pipeline_args, logs / "pipeline.log", environment)
+        self.parts: dict[str, ChildPart | ServicePart] = {
+            "connector": self.connector,
+            "pipeline": self.pipeline,
+            **{name: ServicePart(settings, name) for name in ("mosquitto", "influxdb", "kafka")},
+        }
+        self.schedule = kill_schedule(
+            options.seed, options.minutes * 60, settings.services.kafka_brokers
+        )
+        self.load = SimulatorLoad(self.settings, options.rate, options.things, options.seed)
+        self.environment = environment
+
+    def start(self, say: Say) -> None:
+        say(f"starting the connector (log: {self.connector.part.log})")
+        self.connector.start()
+        _wait_for_line(self.connector, "subscribed to", 60.0)
+        say(f"starting the Spark pipeline (log: {self.pipeline.part.log})")
+        self.pipeline.start()
+        wait_for_queries(self.settings, self.pipeline.part, PIPELINE_QUERIES)
+        if not self.pipeline.running:
+            raise ServiceError(f"the pipeline ended at its start; see {self.pipeline.part.log}")
+        self.load.start()
+
+    def chaos(self, progress: Say) -> None:
+        """The kills of the schedule for `minutes`; parts started again after their down time."""
+        started = time.monotonic()
+        due: list[Kill] = list(self.schedule)
+        restarts: list[tuple[float, str]] = []
+        end = started + self.options.minutes * 60
+        while time.monotonic() < end and self.load.error is None:
+            now = time.monotonic() - started
+            while due and due[0].at_s <= now:
+                kill = due.pop(0)
+                self.parts[kill.component].kill(kill.target)
+                restarts.append((now + kill.down_s, kill.component))
+            for at, name in [r for r in restarts if r[0] <= now]:
+                restarts.remove((at, name))
+                self.parts[name].restart()
+            for part in self.parts.values():
+                part.restart_if_ended()
+            progress(self._progress(now))
+            time.sleep(0.5)
+        for _, name in restarts:
+            self.parts[name].restart()
+
+    def finish(self, say: Say) -> None:
+        """Stop the load, let everything through, stop the parts."""
+        for part in self.parts.values():
+            part.restart_if_ended()
+        say("stopping the simulator (waiting for the broker's acknowledgements)")
+        self.load.stop()
+        say("waiting for the connector to forward every published row to Kafka")
+        self._wait_for_records()
+        say("stopping the streaming pipeline; run pipeline --available-now finishes the topics")
+        self.pipeline.stop()
+        finisher = child_part(
+            "finish",
+            ["run", "pipeline", "--available-now"],
+            self.workspace.logs / "finish.log",
+            self.environment,
+        )
+        finisher.start()
+        assert finisher.part.process is not None
+        code = finisher.part.process.wait(FINISH_TIMEOUT_S)
+        finisher.stop()
+        self.connector.stop()
+        if code != 0:
+            raise ServiceError(f"run pipeline --available-now failed; see {finisher.part.log}")
+
+    def stop(self) -> None:
+        for part in (self.connector, self.pipeline):
+            part.stop()
+
+    def counts(self) -> dict[str, PartCounts]:
+        return {name: part.counts for name, part in self.parts.items()}
+
+    def _wait_for_records(self) -> None:
+        expected = published_records(self.load.rows, self.settings.mqtt.topic)
+        deadline = time.monotonic() + FORWARD_TIMEOUT_S
+        while time.monotonic() < deadline:
+            self.connector.restart_if_ended()
+            values = read_committed(self.settings, self.settings.topics.machine_data)
+            if expected <= {record_key(_json(v)) for v in values}:
+                return
+            time.sleep(5.0)
+
+    def _progress(self, now: float) -> str:
+        kills = sum(part.counts.kills for part in self.parts.values())
+        down = [name for name, part in self.parts.items() if part.down]
+        return (
+            f"{now:5.0f} s of {self.options.minutes * 60:.0f}: {len(self.load.rows):,} rows "
+            f"published, {kills} of {len(self.schedule)} kills"
+            + (f", down: {', '.join(down)}" if down else "")
+        )
+
+
+def run_chaos(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> ChaosReport:
+    """One chaos run on the local services; the report says what was killed and what was found."""
+    refuse_external(settings)
+    settings = ensure_local_secrets(settings)
+    start_services(settings)
+    workspace = new_workspace(settings, options.seed)
+    report = ChaosReport(options, workspace.describe())
+    say(f"chaos run {workspace.run_id}: {workspace.describe()}")
+    run = ChaosRun(settings, workspace, options)
+    try:
+        run.start(say)
+        run.chaos(progress)
+        run.finish(say)
+        if run.load.error is not None:
+            report.problems.append(f"the simulator stopped: {run.load.error}")
+        report.checks = check_run(workspace.settings, run.load.rows)
+    except ServiceError as exc:
+        report.problems.append(str(exc))
+    finally:
+        run.stop()
+        report.counts = run.counts()
+    if report.passed:
+        remove_workspace(workspace)
+        report.workspace = "removed"
+    return report
+
+
+def _wait_for_line(part: ChildPart, text: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if text in part.part.log.read_text(errors="replace"):
+            return
+        if not part.running:
+            break
+        time.sleep(0.3)
+    raise ServiceError(f"the {part.part.name} did not start: see {part.part.log}")
+
+
+def _json(value: bytes) -> dict:
+    import json
+
+    return json.loads(value)

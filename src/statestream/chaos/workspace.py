@@ -1,0 +1,114 @@
+"""A chaos run's own names, so that earlier data never counts and nothing else is touched: its
+topics (`chaos.<run>.*`), MQTT topic and connector session, InfluxDB database and checkpoints and
+logs under `<data_dir>/chaos/<run>/`. Removed at the end of a run that passed; a failed run keeps
+them for a look and says where they are.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka.admin import AdminClient
+
+from statestream.config import Settings
+from statestream.errors import ConfigError
+from statestream.services.topics import create_topics
+from statestream.sinks.influx import InfluxWriter, influx_rows
+
+_TOPICS = {
+    "machine_data": "data",
+    "machine_out": "out",
+    "dead_letter": "deadletter",
+    "late": "late",
+    "stats": "stats",
+    "alerts": "alerts",
+    "vehicle_positions": "vehicles",
+    "vehicle_cells": "cells",
+    "vehicle_alerts": "vehicle-alerts",
+    "commits": "commits",
+}
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The run's name, its settings (the configured ones with the run's own names) and folder."""
+
+    run_id: str
+    settings: Settings
+    folder: Path
+
+    @property
+    def topics(self) -> list[str]:
+        return [getattr(self.settings.topics, name) for name in _TOPICS]
+
+    @property
+    def logs(self) -> Path:
+        return self.folder / "logs"
+
+    def describe(self) -> str:
+        return (
+            f"topics chaos.{self.run_id}.*, InfluxDB database {self.settings.influx.database}, "
+            f"checkpoints and logs in {self.folder}"
+        )
+
+
+def refuse_external(settings: Settings) -> None:
+    """`ConfigError` unless Kafka, the MQTT broker and InfluxDB are the local services."""
+    external = [
+        name
+        for name, local in (
+            ("kafka", settings.kafka.is_local),
+            ("mqtt", settings.mqtt.is_local),
+            ("influx", settings.influx.is_local),
+        )
+        if not local
+    ]
+    if external:
+        raise ConfigError(
+            f"statestream chaos kills and restarts the local services, but {', '.join(external)} "
+            "point at another machine; run it with the local ones (statestream config show)"
+        )
+
+
+def new_workspace(settings: Settings, seed: int) -> Workspace:
+    """The settings of a new run, its topics created and its InfluxDB database made."""
+    run_id = f"{time.strftime('%Y%m%d%H%M%S')}_{seed}"
+    folder = settings.paths.data_dir / "chaos" / run_id
+    topics = settings.topics.model_copy(
+        update={name: f"chaos.{run_id}.{suffix}" for name, suffix in _TOPICS.items()}
+    )
+    mqtt_topic = f"statestream-chaos/{run_id}/states"
+    ingest = settings.ingest.model_copy(
+        update={
+            "client_id": f"statestream-chaos-{run_id}",
+            "envelope": "none",
+            "processors": {mqtt_topic: "machine"},
+        }
+    )
+    run_settings = settings.model_copy(
+        update={
+            "topics": topics,
+            "mqtt": settings.mqtt.model_copy(update={"topic": mqtt_topic}),
+            "ingest": ingest,
+            "influx": settings.influx.model_copy(update={"database": f"chaos_{run_id}"}),
+            "spark": settings.spark.model_copy(update={"checkpoint_root": folder / "checkpoints"}),
+        }
+    )
+    workspace = Workspace(run_id, run_settings, folder)
+    workspace.logs.mkdir(parents=True, exist_ok=True)
+    create_topics(run_settings)
+    InfluxWriter(run_settings.influx).ensure_database()
+    return workspace
+
+
+def remove_workspace(workspace: Workspace) -> None:
+    """Delete the run's topics, database, checkpoints and logs."""
+    admin = AdminClient(workspace.settings.kafka.client_config())
+    for future in admin.delete_topics(workspace.topics).values():
+        future.result(30)
+    influx = workspace.settings.influx
+    influx_rows(influx, f'DROP DATABASE "{influx.database}"', database=None)
+    shutil.rmtree(workspace.folder, ignore_errors=True)

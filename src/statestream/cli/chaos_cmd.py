@@ -1,0 +1,89 @@
+"""`statestream chaos`: kill -9 the pipeline's parts at random moments under load, then check."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from statestream.cli._common import console, settings_from
+
+if TYPE_CHECKING:
+    from statestream.chaos import ChaosReport
+
+
+def chaos(
+    ctx: typer.Context,
+    minutes: Annotated[
+        float, typer.Option("--minutes", min=0.5, help="How long the kills go on.")
+    ] = 20.0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seeds the kill moments, order and down times.")
+    ] = 0,
+    rate: Annotated[
+        float, typer.Option("--rate", min=0.1, help="Rows/s the simulator sends, all machines.")
+    ] = 20.0,
+    things: Annotated[
+        int, typer.Option("--things", min=1, help="Machines the sample is cloned into.")
+    ] = 6,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object instead of the table.")
+    ] = False,
+) -> None:
+    """Run the whole pipeline under steady load and kill -9 its parts, then check the output.
+
+    On the local services only (started if need be; they keep running afterwards). The
+    simulator publishes to Mosquitto; the connector (connect mqtt) and the Spark pipeline (run
+    pipeline: join, statistics, InfluxDB sink) run as child processes. For --minutes, at seeded
+    random moments (about one kill every 25 s; a short run kills about 6 times), it kills with
+    -9, in turn, the connector, the pipeline, Mosquitto, InfluxDB and a Kafka broker (one of
+    three with services.kafka_brokers = 3), and starts each again after 0.5–5 s. Then it stops
+    the load, lets everything through and checks: every published row's records on machine.data
+    at least once, the pairs on machine.out exactly those of the offline join of machine.data,
+    each once, and one InfluxDB point per pair. The run has its own topics (chaos.RUN.*),
+    InfluxDB database and checkpoints, removed when it passes, kept (and named) when it fails.
+    Exit code 0 when nothing was lost or doubled, 1 otherwise.
+    """
+    from statestream.chaos import ChaosOptions, run_chaos
+
+    settings = settings_from(ctx)
+    options = ChaosOptions(minutes=minutes, seed=seed, rate=rate, things=things)
+    say = (lambda _text: None) if as_json else _say
+    with console.status("starting …") as status:
+        report = run_chaos(settings, options, say, (lambda _t: None) if as_json else status.update)
+    if as_json:
+        print(json.dumps(report.to_json()))
+    else:
+        console.print(_table(report))
+        for problem in report.problems:
+            console.print(f"[bold red]problem:[/] {problem}", highlight=False, soft_wrap=True)
+        verdict = "[green]passed[/]" if report.passed else "[bold red]FAILED[/]"
+        console.print(f"chaos run {verdict}; workspace: {report.workspace}", soft_wrap=True)
+    raise typer.Exit(0 if report.passed else 1)
+
+
+def _say(text: str) -> None:
+    console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+
+def _table(report: ChaosReport) -> Table:
+    table = Table(title=f"chaos: {report.options.minutes:g} min, seed {report.options.seed}")
+    table.add_column("component")
+    for column in ("kills", "restarts", "exits"):
+        table.add_column(column, justify="right")
+    for name, counts in report.counts.items():
+        table.add_row(name, str(counts.kills), str(counts.restarts), str(counts.exits))
+    table.add_section()
+    table.add_row("total", str(report.kills), "", "")
+    checks = report.checks
+    if checks is not None:
+        table.add_section()
+        for name, value in checks.__dict__.items():
+            table.add_row(name.replace("_", " "), f"{value:,}", "", "")
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    app.command("chaos")(chaos)
