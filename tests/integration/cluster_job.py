@@ -22,10 +22,9 @@ from statestream.jobs.session import spark_session
 from statestream.jobs.stats_job import StatsJobOptions, start_stats_query, stats_spec
 from statestream.join import SpecTemplate
 from statestream.services.topics import create_topics
-from tests.integration.stats_support import latest_results, power_frame
+from statestream.stats.reference import latest_results, power_frame, reference_statistics
 from tests.integration.test_join_job import _narrow_lines, _offline, _pair_key, _produce, _read_json
 from tests.integration.test_stats_sample import RATED_KW
-from tests.stats.reference import reference_statistics
 
 
 def main() -> None:

@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-import numpy as np
 import pandas as pd
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
-from statestream.stats import LEVEL_LABELS
 from tests.support import granted, read_committed
 
 WindowKey = tuple[str, str, str, int]  # (thing, component, kind, window_start)
@@ -82,29 +80,5 @@ def window_key(result: dict) -> WindowKey:
     return (result["thing"], result["component"], result["kind"], result["window_start"])
 
 
-def latest_results(results: list[dict]) -> tuple[dict, dict]:
-    """Levels and duty cycles per (thing, component, window_start), the latest value of each."""
-    levels, duty = {}, {}
-    for result in results:
-        key = (result["thing"], result["component"], result["window_start"])
-        if result["kind"] == "levels":
-            levels[key] = [result["level_seconds"][label] for label in LEVEL_LABELS]
-        else:
-            duty[key] = result["duty_cycle"]
-    return levels, duty
-
-
 def repeated_keys(results: list[dict]) -> list[WindowKey]:
     return [key for key, n in Counter(window_key(r) for r in results).items() if n > 1]
-
-
-def power_frame(pairs: list[dict]) -> pd.DataFrame:
-    """Joined pairs (in arrival order per series) as records for the pandas reference."""
-    return pd.DataFrame(
-        {
-            "thing": [p["thing"] for p in pairs],
-            "component": [p["quantity"].split("_", 1)[1] for p in pairs],
-            "t": np.array([p["phenomenonTime"] for p in pairs], dtype=np.float64),
-            "power": np.array([p["result"] for p in pairs], dtype=np.float64),
-        }
-    )

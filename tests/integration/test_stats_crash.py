@@ -14,8 +14,8 @@ import pytest
 
 from statestream.config import Settings
 from statestream.jobs.stats_job import stats_spec
+from statestream.stats.reference import latest_results, reference_statistics
 from tests.integration.stats_support import (
-    latest_results,
     produce_power,
     read_json,
     repeated_keys,
@@ -24,7 +24,6 @@ from tests.integration.stats_support import (
 )
 from tests.integration.test_join_crash import _kill_after
 from tests.stats.driver import series_frame
-from tests.stats.reference import reference_statistics
 
 pytestmark = pytest.mark.integration
 

@@ -13,16 +13,15 @@ from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.jobs.stats_job import StatsJobOptions, batch_metrics, start_stats_query
 from statestream.stats import StatsSpec
+from statestream.stats.reference import latest_results, reference_statistics
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.integration.stats_support import (
-    latest_results,
     produce_power,
     read_json,
     repeated_keys,
     stats_topic_settings,
 )
 from tests.stats.driver import BASE_MS, series_frame
-from tests.stats.reference import reference_statistics
 
 pytestmark = pytest.mark.integration
 

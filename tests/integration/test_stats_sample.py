@@ -9,15 +9,13 @@ import pytest
 
 from statestream.config import Settings
 from statestream.jobs.stats_job import StatsJobOptions, start_stats_query, stats_spec
+from statestream.stats.reference import latest_results, power_frame, reference_statistics
 from tests.integration.stats_support import (
-    latest_results,
-    power_frame,
     read_json,
     stats_topic_settings,
     topic_env,
 )
 from tests.integration.test_join_job import _narrow_lines, _produce
-from tests.stats.reference import reference_statistics
 from tests.support import run_cli
 
 pytestmark = pytest.mark.integration

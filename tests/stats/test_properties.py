@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statestream.stats import StatsSpec
+from statestream.stats.reference import reference_statistics
 from tests.stats.driver import BASE_MS, run_statistics
-from tests.stats.reference import reference_statistics
 
 # short windows and few distinct times make ties, window edges and late records common
 SPEC = StatsSpec(

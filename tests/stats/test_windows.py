@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from statestream.stats import LEVEL_LABELS, SeriesWindows, StatsSpec, StatsStateError
+from statestream.stats.reference import reference_statistics
 from tests.stats.driver import BASE_MS, run_statistics, series_frame
-from tests.stats.reference import reference_statistics
 
 RATED = 20_000.0
 SPEC = StatsSpec(rated_power_w=RATED, out_of_orderness_ms=5_000, allowed_lateness_ms=30_000)

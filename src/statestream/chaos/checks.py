@@ -5,13 +5,16 @@ InfluxDB hold:
   write one twice after a kill; the join drops such repeats by its duplicate rule);
 - `machine.out` (read_committed) holds exactly the pairs the offline join of `machine.data` makes,
   each once;
-- InfluxDB holds one `machine_out` point per pair (series and time).
+- InfluxDB holds one `machine_out` point per pair (series and time);
+- the statistics topic holds, for every window the reference computes from those pairs
+  (`statestream.stats.reference`), the same levels and duty cycle, and no record twice.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,8 +23,11 @@ from statestream.config import Settings
 from statestream.ingest.base import EventRejected, RawEvent
 from statestream.ingest.machine_data import MachineRowProcessor
 from statestream.jobs.join_job import spec_templates
+from statestream.jobs.stats_job import stats_spec
 from statestream.offline_join import join_lines
 from statestream.sinks.influx import influx_rows
+from statestream.stats import component_pattern
+from statestream.stats.reference import latest_results, power_frame, reference_statistics
 from statestream.testing import read_records
 
 RecordKey = tuple[str, str, float, float]  # thing, quantity, time (ms), result
@@ -46,6 +52,11 @@ class ChaosChecks:
     points: int
     points_missing: int
     points_unexpected: int
+    windows_expected: int
+    windows_missing: int
+    windows_wrong: int  # there, with other figures than the reference's
+    windows_duplicated: int  # the same result record more than once
+    windows_unexpected: int  # results of windows the reference does not close
 
     @property
     def passed(self) -> bool:
@@ -57,6 +68,10 @@ class ChaosChecks:
                 self.pairs_unexpected,
                 self.points_missing,
                 self.points_unexpected,
+                self.windows_missing,
+                self.windows_wrong,
+                self.windows_duplicated,
+                self.windows_unexpected,
             )
         )
 
@@ -67,10 +82,8 @@ def check_run(settings: Settings, rows: Sequence[bytes]) -> ChaosChecks:
     data = [value for _, _, value in read_records(settings, settings.topics.machine_data)]
     present = Counter(record_key(json.loads(value)) for value in data)
     pairs = offline_pairs(settings, data)
-    out = Counter(
-        pair_key(json.loads(value))
-        for _, _, value in read_records(settings, settings.topics.machine_out)
-    )
+    out_pairs = [json.loads(v) for _, _, v in read_records(settings, settings.topics.machine_out)]
+    out = Counter(pair_key(pair) for pair in out_pairs)
     points = machine_out_points(settings)
     want_points = {point_key(pair) for pair in pairs.values()}
     return ChaosChecks(
@@ -87,7 +100,39 @@ def check_run(settings: Settings, rows: Sequence[bytes]) -> ChaosChecks:
         points=len(points),
         points_missing=len(want_points - points),
         points_unexpected=len(points - want_points),
+        **window_figures(settings, out_pairs),
     )
+
+
+def window_figures(settings: Settings, pairs: list[dict]) -> dict[str, int]:
+    """The statistics results against the reference computed from `pairs` (machine.out, in
+    partition order, which keeps each series' order)."""
+    spec = stats_spec(settings)
+    power = component_pattern(settings.stats.power_quantity)
+    frame = power_frame([pair for pair in pairs if power.match(pair["quantity"])])
+    expected = reference_statistics(frame, spec)
+    results = [v for _, _, v in read_records(settings, settings.topics.stats)]
+    levels, duty = latest_results([json.loads(value) for value in results])
+    want = {**_tagged("levels", expected.levels), **_tagged("duty", expected.duty)}
+    got = {**_tagged("levels", levels), **_tagged("duty", duty)}
+    wrong = [key for key in want.keys() & got.keys() if not _same(want[key], got[key])]
+    return {
+        "windows_expected": len(want),
+        "windows_missing": len(want.keys() - got.keys()),
+        "windows_wrong": len(wrong),
+        "windows_duplicated": sum(n - 1 for n in Counter(results).values()),
+        "windows_unexpected": len(got.keys() - want.keys()),
+    }
+
+
+def _tagged(kind: str, windows: dict) -> dict[tuple, object]:
+    return {(kind, *key): value for key, value in windows.items()}
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)  # type: ignore[arg-type]
 
 
 def published_records(rows: Sequence[bytes], topic: str) -> set[RecordKey]:

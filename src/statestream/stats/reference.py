@@ -1,7 +1,11 @@
-"""A straightforward pandas computation of the statistics' definitions, to test against.
+"""A straightforward pandas computation of the statistics' definitions, to check against.
 
 It shares nothing with `statestream.stats.windows` but the level labels: lateness from a running
 maximum per series, levels by `pd.cut`, sliding windows by listing every window a record is in.
+The tests and `statestream chaos` compare the statistics query's output with it:
+
+    expected = reference_statistics(power_frame(pairs), stats_spec(settings))
+    levels, duty = latest_results(results)   # the query's, from the stats topic
 """
 
 from __future__ import annotations
@@ -40,6 +44,33 @@ def reference_statistics(records: pd.DataFrame, spec: StatsSpec) -> ReferenceSta
     return ReferenceStatistics(
         _levels(accepted, spec), _duty(accepted, spec), late.to_numpy(dtype=bool)
     )
+
+
+def power_frame(pairs: list[dict]) -> pd.DataFrame:
+    """Joined pairs (in arrival order per series) as records for the reference."""
+    return pd.DataFrame(
+        {
+            "thing": [p["thing"] for p in pairs],
+            "component": [p["quantity"].split("_", 1)[1] for p in pairs],
+            "t": np.array([p["phenomenonTime"] for p in pairs], dtype=np.float64),
+            "power": np.array([p["result"] for p in pairs], dtype=np.float64),
+        }
+    )
+
+
+def latest_results(
+    results: list[dict],
+) -> tuple[dict[SeriesWindow, list[float]], dict[SeriesWindow, float]]:
+    """Levels and duty cycles of the statistics query's results per (thing, component,
+    window_start), the latest value of each."""
+    levels, duty = {}, {}
+    for result in results:
+        key = (result["thing"], result["component"], result["window_start"])
+        if result["kind"] == "levels":
+            levels[key] = [result["level_seconds"][label] for label in LEVEL_LABELS]
+        else:
+            duty[key] = result["duty_cycle"]
+    return levels, duty
 
 
 def _levels(accepted: pd.DataFrame, spec: StatsSpec) -> dict[SeriesWindow, list[float]]:
