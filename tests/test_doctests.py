@@ -8,6 +8,7 @@ import pytest
 
 MODULES = [
     "statestream.bad_input",
+    "statestream.chaos.schedule",
     "statestream.formats",
     "statestream.geo.cells",
     "statestream.geo.window_cells",
