@@ -64,6 +64,9 @@ def test_chaos_loses_and_doubles_nothing(tmp_path: Path) -> None:
         assert report["pairs_expected"] > 0
         assert report["pairs_missing"] == 0 and report["pairs_duplicated"] == 0, report
         assert report["points_missing"] == 0, report
+        assert report["windows_expected"] > 0
+        assert report["windows_missing"] == report["windows_wrong"] == 0, report
+        assert report["windows_duplicated"] == 0, report
         assert run.exit_code == 0, report
     finally:
         run_cli("services", "down", env=env, inherit_settings=False, timeout_s=120)

@@ -15,9 +15,10 @@ started again, then the checks (`checks.check_run`).
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from statestream.chaos.checks import ChaosChecks, check_run, published_records, record_key
 from statestream.chaos.load import SimulatorLoad
@@ -63,7 +64,8 @@ class ChaosReport:
         return self.checks is not None and self.checks.passed and not self.problems
 
     def to_json(self) -> dict[str, object]:
-        checks = self.checks.__dict__ if self.checks else {}
+        names = [f.name for f in fields(ChaosChecks)]  # null when the run ended before
+        checks = {name: getattr(self.checks, name, None) for name in names}
         return {
             "passed": self.passed,
             "seed": self.options.seed,
@@ -91,6 +93,8 @@ class ChaosRun:
         )
         pipeline_args = ["run", "pipeline", "--from", "earliest"]
         self.pipeline = child_part("pipeline", pipeline_args, logs / "pipeline.log", environment)
+        finish_args = ["run", "pipeline", "--available-now"]
+        self.finisher = child_part("finish", finish_args, logs / "finish.log", environment)
         self.parts: dict[str, ChildPart | ServicePart] = {
             "connector": self.connector,
             "pipeline": self.pipeline,
@@ -145,22 +149,21 @@ class ChaosRun:
         self._wait_for_records()
         say("stopping the streaming pipeline; run pipeline --available-now finishes the topics")
         self.pipeline.stop()
-        finisher = child_part(
-            "finish",
-            ["run", "pipeline", "--available-now"],
-            self.workspace.logs / "finish.log",
-            self.environment,
-        )
-        finisher.start()
-        assert finisher.part.process is not None
-        code = finisher.part.process.wait(FINISH_TIMEOUT_S)
-        finisher.stop()
+        self.finisher.start()
+        process = self.finisher.part.process
+        assert process is not None
+        try:
+            code = process.wait(FINISH_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.finisher.stop()
         self.connector.stop()
         if code != 0:
-            raise ServiceError(f"run pipeline --available-now failed; see {finisher.part.log}")
+            why = "did not finish in time" if code is None else f"failed (exit code {code})"
+            raise ServiceError(f"run pipeline --available-now {why}; see {self.finisher.part.log}")
 
     def stop(self) -> None:
-        for part in (self.connector, self.pipeline):
+        for part in (self.finisher, self.connector, self.pipeline):
             part.stop()
 
     def counts(self) -> dict[str, PartCounts]:
