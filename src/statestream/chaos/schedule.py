@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 COMPONENTS = ("connector", "pipeline", "mosquitto", "influxdb", "kafka")
 LONGEST_MEAN_GAP_S = 25.0  # a 20-minute run: ~48 kills
-KILLS_PER_SHORT_RUN = 6  # a run shorter than 6 · 25 s still kills about this often
+KILLS_PER_SHORT_RUN = 6  # a run shorter than 6 · 25 s: a mean gap of 1/6 of it (~5 kills)
 DOWN_S = (0.5, 5.0)  # a killed part stays down this long before it is started again
 
 

@@ -37,7 +37,7 @@ def chaos(
     On the local services only (started if need be; they keep running afterwards). The
     simulator publishes to Mosquitto; the connector (connect mqtt) and the Spark pipeline (run
     pipeline: join, statistics, InfluxDB sink) run as child processes. For --minutes, at seeded
-    random moments (about one kill every 25 s; a short run kills about 6 times), it kills with
+    random moments (about one kill every 25 s; a short run kills about 5 times), it kills with
     -9, in turn, the connector, the pipeline, Mosquitto, InfluxDB and a Kafka broker (one of
     three with services.kafka_brokers = 3), and starts each again after 0.5–5 s. Then it stops
     the load, lets everything through and checks: every published row's records on machine.data
