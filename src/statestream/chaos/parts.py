@@ -90,8 +90,8 @@ class ServicePart:
 
     def kill(self, target: str) -> None:
         """kill -9 `target` (the service, or `kafka-<n>` of three brokers)."""
-        name = target if target in self.processes() else next(iter(self.processes()))
-        pid = self.processes()[name].running_pid()
+        processes = self.processes()
+        pid = processes.get(target, next(iter(processes.values()))).running_pid()
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # each service runs in a session of its own
@@ -100,6 +100,7 @@ class ServicePart:
         self.down = True
 
     def restart(self) -> None:
+        """`start_services`: starts this service, and any other that is down at this moment."""
         start_services(self.settings)
         self.counts.restarts += 1
         self.down = False
