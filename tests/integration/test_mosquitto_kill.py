@@ -1,6 +1,7 @@
 """A Mosquitto killed with -9 keeps what it acknowledged: the messages queued for a persistent
-session (the connector's, while it is away) are there after the restart, because the local
-Mosquitto saves its persistence after every change (`mqtt.save_after_changes`).
+session (the connector's, while it is away) are there after the restart, when the local
+Mosquitto saves its persistence after every change (`mqtt.save_after_changes = 1`, as
+`statestream chaos` runs it).
 
 Mosquitto runs from its own data folder on free ports (Kafka and InfluxDB point elsewhere, so
 `services up` starts only it), never the developer's or the suite's.
@@ -39,6 +40,7 @@ def _environment(data_dir: Path) -> dict[str, str]:
         "STATESTREAM_MQTT__TLS_PORT": str(port + 1),
         "STATESTREAM_KAFKA__BOOTSTRAP_SERVERS": "kafka.invalid:9092",
         "STATESTREAM_INFLUX__URL": "http://influx.invalid:8086",
+        "STATESTREAM_MQTT__SAVE_AFTER_CHANGES": "1",  # as `statestream chaos` runs it
     }
 
 

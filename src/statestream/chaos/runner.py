@@ -28,7 +28,7 @@ from statestream.chaos.workspace import Workspace, new_workspace, refuse_externa
 from statestream.config import Settings, ensure_local_secrets, settings_environment
 from statestream.demo import wait_for_queries
 from statestream.errors import ServiceError
-from statestream.services.stack import start_services
+from statestream.services.stack import start_services, stop_services
 from statestream.testing import read_committed
 
 PIPELINE_QUERIES = 3  # join, stats, sink_influx
@@ -192,7 +192,7 @@ class ChaosRun:
 def run_chaos(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> ChaosReport:
     """One chaos run on the local services; the report says what was killed and what was found."""
     refuse_external(settings)
-    settings = ensure_local_secrets(settings)
+    settings = _mosquitto_saving_every_change(ensure_local_secrets(settings), say)
     start_services(settings)
     workspace = new_workspace(settings, options.seed)
     report = ChaosReport(options, workspace.describe())
@@ -214,6 +214,17 @@ def run_chaos(settings: Settings, options: ChaosOptions, say: Say, progress: Say
         remove_workspace(workspace)
         report.workspace = "removed"
     return report
+
+
+def _mosquitto_saving_every_change(settings: Settings, say: Say) -> Settings:
+    """`settings` with Mosquitto saving its store after every change, so that a kill loses
+    nothing it acknowledged; a running Mosquitto that saves less often is restarted with them."""
+    if settings.mqtt.save_after_changes == 1:
+        return settings
+    mqtt = settings.mqtt.model_copy(update={"save_after_changes": 1})
+    if any(s.state == "stopped" for s in stop_services(settings, names={"mosquitto"})):
+        say("Mosquitto restarted to save after every change for this run (mqtt.save_after_changes)")
+    return settings.model_copy(update={"mqtt": mqtt})
 
 
 def _wait_for_line(part: ChildPart, text: str, timeout_s: float) -> None:

@@ -41,10 +41,12 @@ class MqttSettings(_Section):
         "0 = no cap, so a slow or stopped connector loses nothing (the broker drops above a cap)",
     )
     save_after_changes: int = Field(
-        1,
+        0,
         ge=0,
         description="the local broker saves its persistence file after this many changes "
-        "(messages queued, subscriptions), so a killed broker loses at most these; 0: every 60 s",
+        "(messages queued, subscriptions), so a killed broker loses at most these; 0: every 60 s "
+        "(each save rewrites the whole store: under a backlog, saving often slows the broker "
+        "down; `statestream chaos` runs with 1)",
     )
 
     tls: bool | None = Field(
