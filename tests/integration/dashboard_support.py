@@ -67,6 +67,20 @@ def influx_query(settings: Settings, query: str) -> requests.Response:
     return requests.post(f"{settings.influx.url}/query", params={"q": query}, auth=auth, timeout=10)
 
 
+def write_points(settings: Settings, lines: list[str]) -> None:
+    """Line-protocol `lines` (times in ms) into the settings' InfluxDB database, made if new."""
+    influx_query(settings, f'CREATE DATABASE "{settings.influx.database}"').raise_for_status()
+    assert settings.influx.password is not None
+    written = requests.post(
+        f"{settings.influx.url}/write",
+        params={"db": settings.influx.database, "precision": "ms"},
+        data="\n".join(lines),
+        auth=(settings.influx.username, settings.influx.password.get_secret_value()),
+        timeout=10,
+    )
+    assert written.status_code == 204, written.text
+
+
 def _wait_until_reading(url: str, token: str, process: subprocess.Popen[str]) -> None:
     """Until the dashboard answers and its consumer has every topic assigned."""
     deadline = time.monotonic() + 60

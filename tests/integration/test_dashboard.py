@@ -24,6 +24,7 @@ from tests.integration.dashboard_support import (
     chromium,
     open_page,
     running_dashboard,
+    write_points,
 )
 
 pytestmark = pytest.mark.integration
@@ -31,12 +32,6 @@ pytestmark = pytest.mark.integration
 HISTORY_THING, LIVE_THING = "H31415", "R0815"
 HISTORY_START = 1_554_096_380_000  # the sample's time, 2019-04-01
 HISTORY_POINTS = 40
-
-
-def _influx(settings: Settings, path: str, **params: str) -> requests.Response:
-    assert settings.influx.password is not None
-    auth = (settings.influx.username, settings.influx.password.get_secret_value())
-    return requests.post(f"{settings.influx.url}/{path}", params=params, auth=auth, timeout=10)
 
 
 def _write_history(settings: Settings) -> None:
@@ -63,15 +58,7 @@ def _write_history(settings: Settings) -> None:
         f"machine_alerts,thing={HISTORY_THING},component=C11 "
         f"duty_cycle=0.55,limit=0.4,window_end={end} {window}",
     ]
-    _influx(settings, "query", q=f'CREATE DATABASE "{settings.influx.database}"').raise_for_status()
-    written = requests.post(
-        f"{settings.influx.url}/write",
-        params={"db": settings.influx.database, "precision": "ms"},
-        data="\n".join(lines),
-        auth=(settings.influx.username, settings.influx.password.get_secret_value()),
-        timeout=10,
-    )
-    assert written.status_code == 204, written.text
+    write_points(settings, lines)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 
 import h3
 import pytest
-import requests
 from confluent_kafka import Producer
 
 from statestream.config import Settings
@@ -25,9 +24,9 @@ from tests.integration.dashboard_support import (
     ARTIFACTS,
     Dashboard,
     chromium,
-    influx_query,
     open_page,
     running_dashboard,
+    write_points,
 )
 
 pytestmark = pytest.mark.integration
@@ -175,16 +174,7 @@ def _write_a_day_of_power(settings: Settings, thing: str) -> int:
         f"machine_out,thing={thing},quantity=vaPower_C11 result={i}.5 {midnight + i * 10_000}"
         for i in range(1_000)
     ]
-    influx_query(settings, f'CREATE DATABASE "{settings.influx.database}"').raise_for_status()
-    assert settings.influx.password is not None
-    written = requests.post(
-        f"{settings.influx.url}/write",
-        params={"db": settings.influx.database, "precision": "ms"},
-        data="\n".join(lines),
-        auth=(settings.influx.username, settings.influx.password.get_secret_value()),
-        timeout=10,
-    )
-    assert written.status_code == 204, written.text
+    write_points(settings, lines)
     first_recent_s = (1_000 - settings.dashboard.history_points) * 10
     return -(-first_recent_s // 300)  # the means of 5-minute steps that start before it
 
