@@ -34,9 +34,11 @@ def chaos(
 ) -> None:
     """Run the whole pipeline under steady load and kill -9 its parts, then check the output.
 
-    On the local services only (started if need be; they keep running afterwards). The
-    simulator publishes to Mosquitto; the connector (connect mqtt) and the Spark pipeline (run
-    pipeline: join, statistics, InfluxDB sink) run as child processes. For --minutes, at seeded
+    On the local services only (started if need be; they keep running afterwards). A running
+    Mosquitto that does not save after every change is restarted with mqtt.save_after_changes
+    = 1 for the run, so that its kills lose nothing it acknowledged. The simulator publishes
+    to Mosquitto; the connector (connect mqtt) and the Spark pipeline (run pipeline: join,
+    statistics, InfluxDB sink) run as child processes. For --minutes, at seeded
     random moments (about one kill every 25 s; a short run kills about 5 times), it kills with
     -9, in turn, the connector, the pipeline, Mosquitto, InfluxDB and a Kafka broker (one of
     three with services.kafka_brokers = 3), and starts each again after 0.5–5 s. Then it stops
