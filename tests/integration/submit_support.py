@@ -1,10 +1,10 @@
 """spark-submit with a packed environment, as the README shows it, and a watch on the executors'
 Python processes.
 
-`pack_spark_env` runs scripts/pack-spark-env.sh; `submit_pipeline` runs the README's spark-submit
-of `statestream run pipeline` from the folder it packed into, with nothing of the checkout's
-`.venv` in its environment; `PythonProcessWatch` samples /proc while the job runs, to show which
-Python the executors ran and where its libraries came from.
+`PackedEnvironment` runs scripts/pack-spark-env.sh in the background; `submit_pipeline` runs the
+README's spark-submit of `statestream run pipeline` from the folder it packed into, with nothing
+of the checkout's `.venv` in its environment; `PythonProcessWatch` samples /proc while the job
+runs, to show which Python the executors ran and where its libraries came from.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -27,21 +28,35 @@ SITE_PACKAGES = "lib/python3.11/site-packages"
 _CHECKOUT_ENV = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "SPARK_HOME")
 
 
-def pack_spark_env(out: Path) -> Path:
-    """`scripts/pack-spark-env.sh out`: the wheel, `out/spark-env`, the archive; `out`."""
-    done = subprocess.run(
-        ["bash", "scripts/pack-spark-env.sh", str(out)],
-        cwd=REPO,
-        env=_outside_the_checkout(clean_environment()),
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    assert (out / ARCHIVE).is_file()
-    assert (out / "environment").resolve() == (out / "spark-env").resolve()
-    return out
+class PackedEnvironment:
+    """`scripts/pack-spark-env.sh out` started in the background (it takes ~40 s: pip and gzip of
+    ~1 GB), so a test module can go on while it runs; `wait` gives `out` when it is done."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            ["bash", "scripts/pack-spark-env.sh", str(out)],
+            cwd=REPO,
+            env=_outside_the_checkout(clean_environment()),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+
+    def wait(self, timeout_s: float = 600) -> Path:
+        """`out` with the wheel, `out/spark-env` and the archive; fails if the script did."""
+        printed, _ = self.process.communicate(timeout=timeout_s)
+        assert self.process.returncode == 0, printed[-5000:]
+        assert (self.out / ARCHIVE).is_file()
+        assert (self.out / "environment").resolve() == (self.out / "spark-env").resolve()
+        return self.out
+
+    def stop(self) -> None:
+        """Kill the script if it still runs (a module that ended early)."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
 
 
 def submit_pipeline(dist: Path, env: dict[str, str], log: Path, *options: str) -> JobProcess:

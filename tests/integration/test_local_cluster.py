@@ -4,8 +4,9 @@ environment, and exactly once when a worker, a broker or the driver dies.
 
 Own data folder and own ports, so a developer's running services are never touched; MQTT and
 InfluxDB point at another machine, so `up` leaves them out. One cluster for the whole module;
-a test that kills a node starts it again. Everything is stopped at the end and no process of the
-data folder may outlive the module.
+a test that kills a node starts it again. The packed environment of the spark-submit test (the
+last) is built in the background while the tests before it run. Everything is stopped at the end
+and no process of the data folder may outlive the module.
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ from tests.integration.ingest_support import expected_records, read_records
 from tests.integration.submit_support import (
     EXECUTOR_PYTHON,
     SITE_PACKAGES,
+    PackedEnvironment,
     PythonProcess,
     PythonProcessWatch,
-    pack_spark_env,
     remove_packed,
     submit_pipeline,
 )
@@ -65,6 +66,16 @@ ROLES = {
 }
 ROWS = 800  # rows of the sample in a failure test: ~4,300 records, ~5 batches
 PER_BATCH = "900"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def packing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackedEnvironment]:
+    """scripts/pack-spark-env.sh, started with the module (first of its fixtures)."""
+    packed = PackedEnvironment(tmp_path_factory.mktemp("packed") / "dist")
+    try:
+        yield packed
+    finally:
+        packed.stop()
 
 
 @pytest.fixture(scope="module")
@@ -145,51 +156,6 @@ def test_join_and_stats_on_the_cluster_equal_local_mode(cluster_env: dict[str, s
     assert result["stats_late"] == result["expected_stats_late"]
 
 
-def test_spark_submit_runs_the_pipeline_from_a_packed_environment(
-    cluster_env: dict[str, str], unique_name: str, tmp_path: Path
-) -> None:
-    """scripts/pack-spark-env.sh, then the README's spark-submit of `run pipeline` (the join and
-    the statistics; InfluxDB is elsewhere): the output equals the offline join and the pandas
-    statistics, and the executors' Python came from the shipped archive, not from `.venv`."""
-    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
-    lines = _narrow_lines("time", ROWS)
-    produce_acks_all(settings, lines)
-    env = {
-        **cluster_env,
-        **topic_environment(settings),
-        "STATESTREAM_SPARK__CHECKPOINT_ROOT": str(tmp_path / "checkpoints"),
-        "STATESTREAM_STATS__RATED_POWER_KW": str(RATED_KW),
-    }
-    workers = Path(cluster_env["STATESTREAM_PATHS__DATA_DIR"]) / "spark"
-    try:
-        _pack_and_submit_the_pipeline(env, tmp_path, workers)
-    finally:
-        remove_packed(tmp_path / "dist", workers)
-    _assert_exactly_once(settings, lines)
-    stats = statistics_against_reference(cluster_settings(env))
-    print(stats)
-    assert stats["level_windows"] > 0 and stats["levels_equal"] and stats["duty_equal"]
-    assert stats["alerts_equal"] and stats["stats_late"] == stats["expected_stats_late"]
-
-
-def _pack_and_submit_the_pipeline(env: dict[str, str], tmp_path: Path, workers: Path) -> None:
-    """Pack into tmp_path/dist, spark-submit `run pipeline --available-now --no-sink` from there
-    while watching the executors' Python processes; check what they ran."""
-    started = time.monotonic()
-    dist = pack_spark_env(tmp_path / "dist")
-    packed_s = time.monotonic() - started
-    with PythonProcessWatch(workers) as watch:
-        job = submit_pipeline(dist, env, tmp_path / "job.err", "--available-now", "--no-sink")
-        try:
-            assert job.finish() == 0, job.failure()
-        finally:
-            job.kill()
-    print(f"packed in {packed_s:.0f} s, then {time.monotonic() - started:.0f} s in all")
-    print("\n".join(job.output))
-    assert len(job.batches) >= 2, "no batch of the join and the statistics"
-    _assert_the_executors_ran_the_archive(list(watch.processes.values()), workers)
-
-
 def _assert_the_executors_ran_the_archive(seen: list[PythonProcess], workers: Path) -> None:
     """Each Python process in an executor's folder is statestream's worker daemon (or a worker
     it forked) run by the archive's interpreter, with every library from the archive unpacked
@@ -214,27 +180,6 @@ def _assert_exactly_once(settings, lines: list[bytes]) -> None:
     got = [_pair_key(p) for p in _read_json(settings, settings.topics.machine_out)]
     assert len(got) == len(set(got)), "a pair was written twice"
     assert set(got) == expected
-
-
-def test_a_killed_worker_loses_and_repeats_no_pair(
-    cluster_env: dict[str, str], unique_name: str, tmp_path: Path
-) -> None:
-    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
-    lines = _narrow_lines("time", ROWS)
-    produce_acks_all(settings, lines)
-    env = {**cluster_env, **topic_environment(settings)}
-    options = ("--available-now", "--max-offsets-per-trigger", PER_BATCH)
-    job = JoinProcess(env, tmp_path / "checkpoint", *options)
-    try:
-        job.wait_for_batches(1)
-        kill_service(settings, "spark-worker-2")  # the worker, its executor, its Python workers
-        assert job.finish() == 0, job.failure()
-    finally:
-        job.kill()
-        services_up(cluster_env)  # worker 2 again, for the next tests
-    assert len(job.batches) >= 2, "the job had no batch left after the kill"
-    assert job.records_in == len(lines)
-    _assert_exactly_once(settings, lines)
 
 
 def test_a_broker_down_and_back_loses_and_repeats_no_pair(
@@ -263,9 +208,12 @@ def test_a_broker_down_and_back_loses_and_repeats_no_pair(
     _assert_exactly_once(settings, lines)
 
 
-def test_a_killed_driver_continues_from_its_checkpoint(
+def test_a_killed_worker_then_a_killed_driver_lose_and_repeat_no_pair(
     cluster_env: dict[str, str], unique_name: str, tmp_path: Path
 ) -> None:
+    """kill -9 worker 2 (its executor and Python workers) mid-run: Spark reschedules its tasks on
+    worker 1 and the query goes on; then kill -9 the driver: started again, the job continues
+    from its checkpoint. The output holds every pair exactly once."""
     settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
     lines = _narrow_lines("time", ROWS)
     produce_acks_all(settings, lines)
@@ -274,14 +222,18 @@ def test_a_killed_driver_continues_from_its_checkpoint(
     job = JoinProcess(env, checkpoint, "--max-offsets-per-trigger", PER_BATCH)
     try:
         job.wait_for_batches(1)
+        kill_service(settings, "spark-worker-2")
+        job.wait_for_batches(1)  # a batch on the one worker left
     finally:
         job.kill()  # the driver: the master ends its executors
+        services_up(cluster_env)  # worker 2 again
     again = JoinProcess(env, checkpoint, "--available-now", "--max-offsets-per-trigger", PER_BATCH)
     try:
         assert again.finish() == 0, again.failure()
     finally:
         again.kill()
-    assert again.batches and again.batches[0][0] >= 1, "it did not continue from its checkpoint"
+    assert again.batches and again.batches[0][0] >= 2, "it did not continue from its checkpoint"
+    assert job.records_in + again.records_in >= len(lines)
     _assert_exactly_once(settings, lines)
 
 
@@ -316,3 +268,52 @@ def test_two_brokers_down_the_connector_waits_and_loses_nothing(
     assert pipeline.flush(120) == list(range(len(rows)))  # every event, in order
     got = read_records(settings, settings.topics.machine_data)
     assert _per_key(got) == expected_records(rows)  # every record once, in order per key
+
+
+def test_spark_submit_runs_the_pipeline_from_a_packed_environment(
+    cluster_env: dict[str, str], packing: PackedEnvironment, unique_name: str, tmp_path: Path
+) -> None:
+    """scripts/pack-spark-env.sh (started with the module), then the README's spark-submit of
+    `run pipeline` (the join and the statistics; InfluxDB is elsewhere): the output equals the
+    offline join and the pandas statistics, and the executors' Python came from the shipped
+    archive, not from `.venv`."""
+    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
+    lines = _narrow_lines("time", ROWS)
+    produce_acks_all(settings, lines)
+    env = {
+        **cluster_env,
+        **topic_environment(settings),
+        "STATESTREAM_SPARK__CHECKPOINT_ROOT": str(tmp_path / "checkpoints"),
+        "STATESTREAM_STATS__RATED_POWER_KW": str(RATED_KW),
+    }
+    workers = Path(cluster_env["STATESTREAM_PATHS__DATA_DIR"]) / "spark"
+    try:
+        _submit_the_pipeline(packing, env, tmp_path, workers)
+    finally:
+        remove_packed(packing.out, workers)
+    _assert_exactly_once(settings, lines)
+    stats = statistics_against_reference(cluster_settings(env))
+    print(stats)
+    assert stats["level_windows"] > 0 and stats["levels_equal"] and stats["duty_equal"]
+    assert stats["alerts_equal"] and stats["stats_late"] == stats["expected_stats_late"]
+
+
+def _submit_the_pipeline(
+    packing: PackedEnvironment, env: dict[str, str], tmp_path: Path, workers: Path
+) -> None:
+    """When the packing is done, spark-submit `run pipeline --available-now --no-sink` from its
+    folder while watching the executors' Python processes; check what they ran."""
+    waited = time.monotonic()
+    dist = packing.wait()
+    packed_s, started = waited - packing.started, time.monotonic()
+    with PythonProcessWatch(workers) as watch:
+        job = submit_pipeline(dist, env, tmp_path / "job.err", "--available-now", "--no-sink")
+        try:
+            assert job.finish() == 0, job.failure()
+        finally:
+            job.kill()
+    print(f"packing started {packed_s:.0f} s before; waited {started - waited:.0f} s for it")
+    print(f"submitted and done in {time.monotonic() - started:.0f} s")
+    print("\n".join(job.output))
+    assert len(job.batches) >= 2, "no batch of the join and the statistics"
+    _assert_the_executors_ran_the_archive(list(watch.processes.values()), workers)
