@@ -79,6 +79,11 @@ class JoinRouter:
         self._create(np.array([code], dtype=_I8), spec_index)
         return self._joins[spec_index].engine(code)
 
+    def load(self, things: Sequence[str], spec_index: int) -> None:
+        """Give each of `things` its engine for spec `spec_index` (loaded by `load_engine`, else
+        new) without records, all at once: e.g. to `finish` stored engines."""
+        self._create(self._things(list(things)), spec_index)
+
     @property
     def state_size(self) -> int:
         return sum(join.state_size for join in self._joins)

@@ -158,3 +158,14 @@ class SpecTemplate:
             )
             for c in sorted(components)
         ]
+
+    def spec_for_result(self, result: str) -> JoinSpec | None:
+        """The concrete spec whose result quantity is `result`, or None if the template makes none
+        (e.g. to find the spec of a join state stored by its result name)."""
+        pattern = "^" + re.escape(self.result).replace(r"\{c\}", "(.+)") + "$"
+        match = re.match(pattern, result)
+        if match is None or len(set(match.groups())) > 1:
+            return None
+        component = match.group(1) if match.groups() else ""
+        specs = self.specs_for([self.left.format(c=component)])
+        return specs[0] if specs and specs[0].result == result else None
