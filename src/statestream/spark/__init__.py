@@ -2,6 +2,8 @@
 
 - `complement_join(df, specs, …)`: the pairs of a DataFrame of records, batch (`batch_join`) or
   streaming (`stream_join`);
+- `flush_stream(df, specs, checkpoint, …)`: the final flush of a stopped streaming join, the
+  pairs still pending in its checkpoint (`stream_flush`);
 - `write_exactly_once(pairs, topic, …)`: a streaming DataFrame to Kafka, exactly once
   (`exactly_once`);
 - `observations(wide_df, …)`: wide machine rows as records (`narrow`);
@@ -21,11 +23,13 @@ if TYPE_CHECKING:
     from statestream.spark.batch_join import complement_join
     from statestream.spark.exactly_once import write_exactly_once
     from statestream.spark.narrow import observations
+    from statestream.spark.stream_flush import flush_stream
 
-__all__ = ["complement_join", "observations", "write_exactly_once"]
+__all__ = ["complement_join", "flush_stream", "observations", "write_exactly_once"]
 
 _HOMES = {
     "complement_join": "statestream.spark.batch_join",
+    "flush_stream": "statestream.spark.stream_flush",
     "observations": "statestream.spark.narrow",
     "write_exactly_once": "statestream.spark.exactly_once",
 }

@@ -87,7 +87,7 @@ def complement_join(
     kind = check_schema(df, columns, time_unit)
     if not specs:
         raise ConfigError("complement_join needs at least one JoinSpec or SpecTemplate")
-    defaulted = [_with_defaults(spec, disorder, tolerance) for spec in specs]
+    defaulted = [with_defaults(spec, disorder, tolerance) for spec in specs]
     buckets = buckets or _default_buckets(df)
     if df.isStreaming:
         return streaming_join(df, defaulted, columns, kind, buckets=buckets, rejected=rejected)
@@ -135,7 +135,7 @@ def _concrete_specs(
     return specs_for(specs, names)
 
 
-def _with_defaults(
+def with_defaults(
     spec: JoinSpec | SpecTemplate, disorder: float, tolerance: float | None
 ) -> JoinSpec | SpecTemplate:
     """`spec` with the call's disorder and tolerance where it leaves its own unset."""

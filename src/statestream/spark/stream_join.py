@@ -107,7 +107,7 @@ class StreamBucketJoin(StatefulProcessor):
         router = JoinRouter(specs, load_engine=stored.loader(specs))
         step = join.process(router, frame)
         stored.save_router(router.engines, specs)
-        yield _named(join.output([step], frame), specs)
+        yield with_spec_names(join.output([step], frame), specs)
 
     def close(self) -> None:
         pass
@@ -121,7 +121,7 @@ def specs_for(specs: Sequence[JoinSpec | SpecTemplate], quantities: list[str]) -
     return list(dict.fromkeys(concrete))
 
 
-def _named(out: pd.DataFrame, specs: list[JoinSpec]) -> pd.DataFrame:
+def with_spec_names(out: pd.DataFrame, specs: list[JoinSpec]) -> pd.DataFrame:
     """`out` with the quantities of each pair's spec in `NAME_COLUMNS` (null on other rows)."""
     is_pair = (out["kind"] == PAIR).to_numpy() if "kind" in out else np.ones(len(out), bool)
     index = pd.to_numeric(out["spec"]).fillna(0).to_numpy(dtype=np.int64)

@@ -1,0 +1,163 @@
+"""The final flush of a streaming complement join: the pairs still pending in its checkpoint.
+
+A stream has no flush (`stream_join`): when its input has ended and its query has stopped, the
+pairs that wait for records that will never come stay in the engines' state. `flush_stream`
+reads that state from the query's checkpoint with Spark's state data source (format
+`statestore`, the MapState `things` of the `transformWithStateInPandas` operator: one row per
+thing, its engines packed by result name, `jobs.stored_engines`), finishes every thing's
+engines on the executors, one bucket per group, and returns their pairs in `complement_join`'s
+columns. So the stream's pairs and the flush's together are the batch join's with flush.
+
+    >>> pairs = complement_join(stream, specs, order="offset")        # doctest: +SKIP
+    >>> # … the query ran to the end of its input (availableNow) and stopped …
+    >>> rest = flush_stream(stream, specs, checkpoint, order="offset")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, DataFrameReader
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from statestream.errors import ConfigError
+from statestream.jobs.stored_engines import MAP_STATE
+from statestream.join import JoinRouter, JoinSpec, SpecTemplate, restore_state, unpack_states
+from statestream.spark._batch_input import InputColumns, check_schema
+from statestream.spark._bucket_join import BucketJoin
+from statestream.spark._pair_rows import output_schema, pairs
+from statestream.spark.batch_join import with_defaults
+from statestream.spark.stream_join import NAME_COLUMNS, with_spec_names
+
+STATE_FORMAT = "statestore"  # Spark's state data source (reads transformWithState variables)
+_NO_COMMITTED_BATCH = "STDS_COMMITTED_BATCH_UNAVAILABLE"
+
+
+def flush_stream(
+    df: DataFrame,
+    specs: Sequence[JoinSpec | SpecTemplate],
+    checkpoint: str | Path,
+    *,
+    thing: str = "thing",
+    quantity: str = "quantity",
+    time: str = "phenomenonTime",
+    value: str = "result",
+    order: str | None = None,
+    disorder: float = 0.0,
+    tolerance: float | None = None,
+    buckets: int | None = None,
+    time_unit: str = "ms",
+) -> DataFrame:
+    """The pairs still pending in the checkpoint of a stopped streaming `complement_join`: its
+    final flush, as a batch DataFrame of `complement_join`'s columns.
+
+    Call it with what the stream's `complement_join` was given (`df`, the same `specs` and
+    options; only `df`'s schema is used, and `order` and `buckets` change nothing here) and the
+    query's `checkpointLocation`, once the query has stopped at the end of its input. The
+    stream's pairs and these together are `complement_join(…, flush=True)` of the same records
+    in batch. Reads the state of the last committed micro-batch; nothing goes through the
+    driver. Flushing declares the input finished: a query continued from this checkpoint
+    afterwards would emit these pairs again, when they become certain.
+
+    Raises `ConfigError` when the checkpoint has no committed micro-batch (a wrong path, or a
+    query that never ran) or holds join state for a result that none of `specs` makes (found on
+    the executors, so inside Spark's error), and `SchemaError` as `complement_join`.
+    """
+    columns = InputColumns(thing, quantity, time, value, order)
+    kind = check_schema(df, columns, time_unit)
+    if not specs:
+        raise ConfigError("flush_stream needs the JoinSpecs or SpecTemplates of the stream")
+    del buckets  # the state's rows carry their bucket
+    defaulted = [with_defaults(spec, disorder, tolerance) for spec in specs]
+    state = stored_engines(df.sparkSession.read, checkpoint)
+    integral = isinstance(kind.carried_type, T.IntegralType)
+    finish = StoredEnginesFlush(
+        defaulted,
+        BucketJoin(
+            [], kind.to_ms, flush=False, integer_time=kind.is_timestamp, times_from_engine=True
+        ),
+        np.dtype(np.int64 if integral else np.float64),
+    )
+    schema = output_schema(state, kind, finish.join.columns, list(NAME_COLUMNS.values()))
+    out = state.groupBy("bucket").applyInPandas(_one_frame(finish), schema)
+    return pairs(out, lambda role: F.col(NAME_COLUMNS[role]), kind)
+
+
+def stored_engines(reader: DataFrameReader, checkpoint: str | Path) -> DataFrame:
+    """The engines a stream's checkpoint holds, one row per thing: bucket, thing, engines (the
+    packed engine states of the last committed micro-batch)."""
+    name = MAP_STATE[0]
+    try:
+        state = reader.format(STATE_FORMAT).option("stateVarName", name).load(str(checkpoint))
+    except PySparkException as error:
+        if error.getCondition() != _NO_COMMITTED_BATCH:
+            raise
+        raise ConfigError(
+            f"the checkpoint {checkpoint} has no committed micro-batch: is it the stream's "
+            "checkpointLocation, and has its query run? (a query that never ran has no pairs)"
+        ) from error
+    return state.select(
+        F.col("key.bucket").alias("bucket"),
+        F.col("user_map_key.thing").alias("thing"),
+        F.col("user_map_value.engines").alias("engines"),
+    )
+
+
+def _one_frame(finish: StoredEnginesFlush) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """`finish` as a plain function of one bucket's frame (Spark passes a callable object the
+    group key)."""
+
+    def run(state: pd.DataFrame) -> pd.DataFrame:
+        return finish(state)
+
+    return run
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredEnginesFlush:
+    """applyInPandas function: one bucket's stored engines finished, their pairs as the stream's
+    processor gives its pairs (`BucketJoin.output`, quantities in `NAME_COLUMNS`).
+
+    `join` is the stream's `BucketJoin` (times from the engine); `time_dtype` the dtype of the
+    stream's carried times (integers come back rounded, as in the stream).
+    """
+
+    specs: Sequence[JoinSpec | SpecTemplate]
+    join: BucketJoin
+    time_dtype: np.dtype
+
+    def __call__(self, state: pd.DataFrame) -> pd.DataFrame:
+        stored = {
+            thing: unpack_states(bytes(engines))
+            for thing, engines in zip(state["thing"], state["engines"], strict=True)
+        }
+        results = sorted({result for states in stored.values() for result in states})
+        specs = [self.spec_for(result) for result in results]
+
+        def load(thing: str, index: int):
+            return restore_state(specs[index], stored[thing][specs[index].result])
+
+        router = JoinRouter(specs, load_engine=load)
+        for index, spec in enumerate(specs):
+            router.load([thing for thing, states in stored.items() if spec.result in states], index)
+        join = dataclasses.replace(self.join, specs=specs)
+        no_records = pd.DataFrame({"t": np.empty(0, dtype=self.time_dtype)})
+        return with_spec_names(join.output([router.finish()], no_records), specs)
+
+    def spec_for(self, result: str) -> JoinSpec:
+        """The spec whose engines are stored under `result`: a JoinSpec's, or a template's."""
+        for spec in self.specs:
+            if isinstance(spec, JoinSpec) and spec.result == result:
+                return spec
+            if isinstance(spec, SpecTemplate) and (found := spec.spec_for_result(result)):
+                return found
+        raise ConfigError(
+            f"the checkpoint holds join state for {result!r}, which none of the specs makes; "
+            "give flush_stream the specs of the stream"
+        )
