@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -21,74 +19,48 @@ from statestream.testing.spark import (
     observation_stream,
     pair_records,
 )
+from tests.spark.stream_support import (
+    BASE_MS,
+    TIME_COLUMNS,
+    TimeColumn,
+    as_counter,
+    cuts,
+    records,
+    split,
+)
 
 pytestmark = pytest.mark.integration
 
-BASE_MS = 1_700_000_000_000
 SPEC = JoinSpec("L", "R", "out", function="product")
 
 
-def as_counter(records: list[dict]) -> Counter:
-    def side(record: dict) -> tuple:
-        return (record["quantity"], record["phenomenonTime"], record["result"])
-
-    return Counter(
-        (
-            p["thing"],
-            p["quantity"],
-            p["phenomenonTime"],
-            p["result"],
-            side(p["left"]),
-            side(p["right"]),
-        )
-        for p in records
-    )
-
-
-def split(rows: list[tuple], cuts: list[int]) -> list[list[tuple]]:
-    bounds = [0, *sorted(min(c, len(rows)) for c in cuts), len(rows)]
-    return [rows[a:b] for a, b in itertools.pairwise(bounds)]
-
-
-records = st.lists(
-    st.tuples(
-        st.sampled_from(["m1", "m2"]),
-        st.sampled_from(["L", "R", "X"]),
-        st.integers(0, 12),  # seconds: ties are common
-        st.integers(0, 3),  # values: duplicates are common
-    ),
-    max_size=30,
-)
-
-
+@pytest.mark.parametrize("column", TIME_COLUMNS, ids=lambda column: column.name)
 @settings(
-    max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     records=records,
-    cuts=st.lists(st.integers(0, 30), max_size=3),
+    cuts=cuts,
     disorder=st.sampled_from([0.0, 2.0]),
     tolerance=st.sampled_from([None, 3.0]),
 )
 def test_the_stream_over_any_split_is_the_batch_join_without_flush(
     spark: SparkSession,
     tmp_path_factory: pytest.TempPathFactory,
+    column: TimeColumn,
     records: list[tuple],
     cuts: list[int],
     disorder: float,
     tolerance: float | None,
 ) -> None:
-    rows = [
-        (thing, q, BASE_MS + 1000 * s, float(v), offset)
-        for offset, (thing, q, s, v) in enumerate(records)
-    ]
+    rows = column.rows(records)
     options = {"order": "offset", "disorder": disorder, "tolerance": tolerance, "buckets": 3}
-    batch = complement_join(observation_frame(spark, rows), [SPEC], flush=False, **options)
+    options |= column.options
+    frame = observation_frame(spark, rows, column.schema)
+    batch = complement_join(frame, [SPEC], flush=False, **options)
     folder = tmp_path_factory.mktemp("stream")
-    stream = complement_join(
-        observation_stream(spark, split(rows, cuts), folder / "in"), [SPEC], **options
-    )
-    streamed = MemorySink(folder / "checkpoint").run(stream)
+    source = observation_stream(spark, split(rows, cuts), folder / "in", column.schema)
+    streamed = MemorySink(folder / "checkpoint").run(complement_join(source, [SPEC], **options))
     assert as_counter(pair_records(streamed)) == as_counter(pair_records(batch.collect()))
 
 
