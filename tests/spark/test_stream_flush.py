@@ -1,0 +1,104 @@
+"""The final flush of a stream: the stream's pairs and `flush_stream`'s are the batch join's with
+flush, over any split into micro-batches, for every kind of time column (each has an explicit
+example with disorder, ties and pairs pending at the end; the drawn ones take any kind)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from pyspark.sql import SparkSession
+
+from statestream.errors import ConfigError
+from statestream.join import JoinSpec, SpecTemplate
+from statestream.spark import complement_join, flush_stream
+from statestream.testing import blocks_of_five
+from statestream.testing.spark import (
+    MemorySink,
+    observation_frame,
+    observation_stream,
+    pair_records,
+)
+from tests.spark.stream_support import (
+    BASE_MS,
+    DISORDERED,
+    TIME_COLUMNS,
+    TimeColumn,
+    as_counter,
+    cuts,
+    records,
+    split,
+)
+
+pytestmark = pytest.mark.integration
+
+SPEC = JoinSpec("L", "R", "out", function="product")
+
+
+@settings(
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@example(column=TIME_COLUMNS[0], records=DISORDERED, cuts=[3, 7, 14], disorder=2.0, tolerance=3.0)
+@example(column=TIME_COLUMNS[1], records=DISORDERED, cuts=[5, 5], disorder=2.0, tolerance=None)
+@example(column=TIME_COLUMNS[2], records=DISORDERED, cuts=[12], disorder=1.0, tolerance=3.0)
+@given(
+    column=st.sampled_from(TIME_COLUMNS),
+    records=records,
+    cuts=cuts,
+    disorder=st.sampled_from([0.0, 2.0]),
+    tolerance=st.sampled_from([None, 3.0]),
+)
+def test_the_stream_and_its_final_flush_are_the_batch_join_with_flush(
+    spark: SparkSession,
+    tmp_path_factory: pytest.TempPathFactory,
+    column: TimeColumn,
+    records: list[tuple],
+    cuts: list[int],
+    disorder: float,
+    tolerance: float | None,
+) -> None:
+    rows = column.rows(records)
+    options = {"order": "offset", "disorder": disorder, "tolerance": tolerance, "buckets": 3}
+    options |= column.options
+    batch = complement_join(observation_frame(spark, rows, column.schema), [SPEC], **options)
+    folder = tmp_path_factory.mktemp("flush")
+    source = observation_stream(spark, split(rows, cuts), folder / "in", column.schema)
+    streamed = MemorySink(folder / "checkpoint").run(complement_join(source, [SPEC], **options))
+    flushed = flush_stream(source, [SPEC], folder / "checkpoint", **options).collect()
+    expected = as_counter(pair_records(batch.collect()))
+    assert as_counter(pair_records(streamed + flushed)) == expected
+
+
+def test_the_flush_of_the_worked_example_is_its_four_pending_pairs_per_thing(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    rows = [
+        (thing, f"{'actSpeed' if side == 'left' else 'vaTorque'}_C1", BASE_MS + int(t), v, k)
+        for thing in ("m1", "m2")
+        for k, (side, t, v) in enumerate(blocks_of_five(20))
+    ]
+    source = observation_stream(spark, [rows[:7], rows[7:]], tmp_path / "in")
+    stream = complement_join(source, [SpecTemplate()], order="offset")
+    streamed = MemorySink(tmp_path / "checkpoint").run(stream)
+    flushed = flush_stream(source, [SpecTemplate()], tmp_path / "checkpoint")
+    assert flushed.schema == stream.schema  # the stream's columns: one union makes the whole join
+    pending = pair_records(flushed.collect())
+    assert (len(streamed), len(pending)) == (2 * 23, 2 * 4)  # 27 pairs per thing in all
+    assert sorted((p["thing"], p["right"]["phenomenonTime"] - BASE_MS) for p in pending) == [
+        (thing, ms) for thing in ("m1", "m2") for ms in (16_000, 17_000, 18_000, 19_000)
+    ]
+    assert {(p["quantity"], p["left"]["phenomenonTime"] - BASE_MS) for p in pending} == {
+        ("vaPower_C1", 14_000)
+    }
+    with pytest.raises(Exception, match="none of the specs makes"):
+        flush_stream(source, [SPEC], tmp_path / "checkpoint").collect()
+
+
+def test_a_checkpoint_without_a_committed_batch_is_told(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    source = observation_stream(spark, [], tmp_path / "in")
+    with pytest.raises(ConfigError, match="has no committed micro-batch"):
+        flush_stream(source, [SPEC], tmp_path / "checkpoint")
