@@ -68,8 +68,9 @@ def complement_join(
     micro-batch in arrival order: `order` within a micro-batch (else time order), micro-batches
     in the order they come; over any split the pairs are the batch join's with `flush=False`.
     `flush` is ignored: pairs still pending are released by later records, also after a restart
-    from the checkpoint (batch with flush = the stream plus a final flush). Keep `buckets` and
-    the specs fixed for a checkpoint: they are the state's layout.
+    from the checkpoint; once the input has ended and the query stopped, `flush_stream` gives
+    them from the checkpoint (batch with flush = the stream plus `flush_stream`). Keep `buckets`
+    and the specs fixed for a checkpoint: they are the state's layout.
 
     Times come back in the input's type: a timestamp, or epoch ms or seconds (`time_unit` "ms"
     or "s" for a numeric column); a pair's time is the mean of its two (a timestamp's rounded

@@ -6,7 +6,8 @@ a `transformWithStateInPandas` processor that keeps every thing's engines in a M
 order, with a `JoinRouter` (`_bucket_join.BucketJoin`). The pairs come out as soon as they are
 certain: over any split of the input into micro-batches they are the batch join's pairs without
 flush. A stream never ends, so there is no flush: the pairs still pending are released by later
-records, also after a restart from the query's checkpoint.
+records, also after a restart from the query's checkpoint. A bounded stream's final flush, once
+its query has stopped, reads them from the checkpoint (`stream_flush.flush_stream`).
 
 The number of buckets is part of the state's layout: keep it (and the specs) fixed for a
 checkpoint. A pair's record may come from an earlier micro-batch, so its times are the engine's
