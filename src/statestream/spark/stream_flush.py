@@ -61,9 +61,10 @@ def flush_stream(
     options; only `df`'s schema is used, and `order` and `buckets` change nothing here) and the
     query's `checkpointLocation`, once the query has stopped at the end of its input. The
     stream's pairs and these together are `complement_join(…, flush=True)` of the same records
-    in batch. Reads the state of the last committed micro-batch; nothing goes through the
-    driver. Flushing declares the input finished: a query continued from this checkpoint
-    afterwards would emit these pairs again, when they become certain.
+    in batch. Reads the state of the last committed micro-batch, of the query's first stateful
+    operator (the join, when it is the only one: the state data source's `operatorId` 0);
+    nothing goes through the driver. Flushing declares the input finished: a query continued
+    from this checkpoint afterwards would emit these pairs again, when they become certain.
 
     Raises `ConfigError` when the checkpoint has no committed micro-batch (a wrong path, or a
     query that never ran) or holds join state for a result that none of `specs` makes (found on
