@@ -27,7 +27,7 @@ from tests.integration.test_join_job import (
 
 pytestmark = pytest.mark.integration
 
-KILLS = 3
+KILLS = 2
 
 
 def _start_job(
