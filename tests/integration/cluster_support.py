@@ -21,12 +21,16 @@ from contextlib import ExitStack
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings, ensure_local_secrets, load_settings
+from statestream.jobs.stats_job import stats_spec
 from statestream.services._process import command_line, read_pid
 from statestream.services.topics import TopicSpec, replicated
+from statestream.stats.reference import latest_results, power_frame, reference_statistics
+from tests.integration.test_join_job import _read_json
 from tests.support import granted, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -258,3 +262,24 @@ class JoinProcess(JobProcess):
         args = [sys.executable, "-m", "statestream", "run", "join", "--checkpoint", str(checkpoint)]
         environment = {**clean_environment(), **env}
         super().__init__([*args, *options], environment, checkpoint.parent / "job.err")
+
+
+def statistics_against_reference(settings: Settings) -> dict[str, object]:
+    """What the statistics query wrote (levels, duty cycles, alerts, late records) against the
+    pandas reference computed from the join's pairs on the machine_out topic."""
+    pairs = _read_json(settings, settings.topics.machine_out)
+    expected = reference_statistics(power_frame(pairs), stats_spec(settings))
+    levels, duty = latest_results(_read_json(settings, settings.topics.stats))
+    alerts = _read_json(settings, settings.topics.alerts)
+    late = [r for r in _read_json(settings, settings.topics.late) if r.get("stage") == "stats"]
+    return {
+        "level_windows": len(levels),
+        "duty_windows": len(duty),
+        "alerts": len(alerts),
+        "levels_equal": levels == expected.levels,
+        "duty_equal": duty == pytest.approx(expected.duty),
+        "alerts_equal": {(a["thing"], a["component"], a["window_start"]) for a in alerts}
+        == {key for key, value in expected.duty.items() if value > settings.stats.duty_limit},
+        "stats_late": len(late),
+        "expected_stats_late": int(expected.late.sum()),
+    }
