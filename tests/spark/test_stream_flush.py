@@ -102,3 +102,15 @@ def test_a_checkpoint_without_a_committed_batch_is_told(
     source = observation_stream(spark, [], tmp_path / "in")
     with pytest.raises(ConfigError, match="has no committed micro-batch"):
         flush_stream(source, [SPEC], tmp_path / "checkpoint")
+
+
+def test_a_checkpoint_of_another_stateful_query_is_told(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The join's operator is found in the checkpoint's metadata, not assumed to be operator 0:
+    a query whose only state is a dropDuplicates has no join to flush."""
+    rows = TIME_COLUMNS[0].rows(DISORDERED)
+    source = observation_stream(spark, split(rows, [4]), tmp_path / "in", TIME_COLUMNS[0].schema)
+    MemorySink(tmp_path / "checkpoint").run(source.dropDuplicates(["thing", "quantity"]))
+    with pytest.raises(ConfigError, match=r"holds no complement_join state \(its operators: \w+\)"):
+        flush_stream(source, [SPEC], tmp_path / "checkpoint", order="offset")

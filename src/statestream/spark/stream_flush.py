@@ -3,7 +3,8 @@
 A stream has no flush (`stream_join`): when its input has ended and its query has stopped, the
 pairs that wait for records that will never come stay in the engines' state. `flush_stream`
 reads that state from the query's checkpoint with Spark's state data source (format
-`statestore`, the MapState `things` of the `transformWithStateInPandas` operator: one row per
+`statestore`, the MapState `things` of the `transformWithStateInPandas` operator, found by the
+checkpoint's operator metadata (format `state-metadata`): one row per
 thing, its engines packed by result name, `jobs.stored_engines`), finishes every thing's
 engines on the executors, one bucket per group, and returns their pairs in `complement_join`'s
 columns. So the stream's pairs and the flush's together are the batch join's with flush.
@@ -16,6 +17,7 @@ columns. So the stream's pairs and the flush's together are the batch join's wit
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -36,6 +38,7 @@ from statestream.spark.batch_join import with_defaults
 from statestream.spark.stream_join import NAME_COLUMNS, with_spec_names
 
 STATE_FORMAT = "statestore"  # Spark's state data source (reads transformWithState variables)
+METADATA_FORMAT = "state-metadata"  # the operators of a checkpoint and their state variables
 _NO_COMMITTED_BATCH = "STDS_COMMITTED_BATCH_UNAVAILABLE"
 
 
@@ -53,6 +56,7 @@ def flush_stream(
     tolerance: float | None = None,
     buckets: int | None = None,
     time_unit: str = "ms",
+    operator: int | None = None,
 ) -> DataFrame:
     """The pairs still pending in the checkpoint of a stopped streaming `complement_join`: its
     final flush, as a batch DataFrame of `complement_join`'s columns.
@@ -61,13 +65,15 @@ def flush_stream(
     options; only `df`'s schema is used, and `order` and `buckets` change nothing here) and the
     query's `checkpointLocation`, once the query has stopped at the end of its input. The
     stream's pairs and these together are `complement_join(…, flush=True)` of the same records
-    in batch. Reads the state of the last committed micro-batch, of the query's first stateful
-    operator (the join, when it is the only one: the state data source's `operatorId` 0);
-    nothing goes through the driver. Flushing declares the input finished: a query continued
+    in batch. Reads the state of the last committed micro-batch of the join's operator: the
+    query's one `transformWithStateInPandas` operator with the join's state, found in the
+    checkpoint's metadata; `operator` (its `operatorId`) when the query has more than one.
+    No record goes through the driver. Flushing declares the input finished: a query continued
     from this checkpoint afterwards would emit these pairs again, when they become certain.
 
     Raises `ConfigError` when the checkpoint has no committed micro-batch (a wrong path, or a
-    query that never ran) or holds join state for a result that none of `specs` makes (found on
+    query that never ran), no join state or the state of several joins without `operator`, or
+    holds join state for a result that none of `specs` makes (found on
     the executors, so inside Spark's error), and `SchemaError` as `complement_join`.
     """
     columns = InputColumns(thing, quantity, time, value, order)
@@ -76,7 +82,9 @@ def flush_stream(
         raise ConfigError("flush_stream needs the JoinSpecs or SpecTemplates of the stream")
     del buckets  # the state's rows carry their bucket
     defaulted = [with_defaults(spec, disorder, tolerance) for spec in specs]
-    state = stored_engines(df.sparkSession.read, checkpoint)
+    if operator is None:
+        operator = join_operator(df.sparkSession.read, checkpoint)
+    state = stored_engines(df.sparkSession.read, checkpoint, operator)
     integral = isinstance(kind.carried_type, T.IntegralType)
     finish = StoredEnginesFlush(
         defaulted,
@@ -90,23 +98,61 @@ def flush_stream(
     return pairs(out, lambda role: F.col(NAME_COLUMNS[role]), kind)
 
 
-def stored_engines(reader: DataFrameReader, checkpoint: str | Path) -> DataFrame:
-    """The engines a stream's checkpoint holds, one row per thing: bucket, thing, engines (the
-    packed engine states of the last committed micro-batch)."""
-    name = MAP_STATE[0]
-    try:
-        state = reader.format(STATE_FORMAT).option("stateVarName", name).load(str(checkpoint))
-    except PySparkException as error:
-        if error.getCondition() != _NO_COMMITTED_BATCH:
-            raise
+def join_operator(reader: DataFrameReader, checkpoint: str | Path) -> int:
+    """The `operatorId` of the checkpoint's one complement join: a `transformWithStateInPandas`
+    operator whose state variables include the MapState of the engines (`MAP_STATE`)."""
+    metadata = _read_state(reader.format(METADATA_FORMAT), checkpoint)
+    rows = metadata.select("operatorId", "operatorName", "operatorProperties").collect()
+    found = sorted({row.operatorId for row in rows if _holds_engines(row)})
+    if len(found) == 1:
+        return int(found[0])
+    if not rows:  # no state at all (Spark's reader only logs a warning)
+        raise _no_committed_batch(checkpoint)
+    if not found:
+        operators = ", ".join(sorted({row.operatorName for row in rows}))
         raise ConfigError(
-            f"the checkpoint {checkpoint} has no committed micro-batch: is it the stream's "
-            "checkpointLocation, and has its query run? (a query that never ran has no pairs)"
-        ) from error
+            f"the checkpoint {checkpoint} holds no complement_join state (its operators: "
+            f"{operators})"
+        )
+    raise ConfigError(
+        f"the checkpoint {checkpoint} holds the state of {len(found)} complement joins "
+        f"(operators {', '.join(map(str, found))}): say which with flush_stream(operator=…)"
+    )
+
+
+def _holds_engines(row) -> bool:  # one row of the state-metadata source
+    if not str(row.operatorName).startswith("transformWithState"):
+        return False
+    variables = json.loads(row.operatorProperties or "{}").get("stateVariables", [])
+    return any(v.get("stateName") == MAP_STATE[0] for v in variables)
+
+
+def stored_engines(reader: DataFrameReader, checkpoint: str | Path, operator: int = 0) -> DataFrame:
+    """The engines a stream's checkpoint holds in its operator `operator`, one row per thing:
+    bucket, thing, engines (the packed engine states of the last committed micro-batch)."""
+    state_reader = reader.format(STATE_FORMAT).option("operatorId", operator)
+    state = _read_state(state_reader.option("stateVarName", MAP_STATE[0]), checkpoint)
     return state.select(
         F.col("key.bucket").alias("bucket"),
         F.col("user_map_key.thing").alias("thing"),
         F.col("user_map_value.engines").alias("engines"),
+    )
+
+
+def _read_state(reader: DataFrameReader, checkpoint: str | Path) -> DataFrame:
+    """`reader.load(checkpoint)`; a checkpoint without a committed batch is a `ConfigError`."""
+    try:
+        return reader.load(str(checkpoint))
+    except PySparkException as error:
+        if error.getCondition() != _NO_COMMITTED_BATCH:
+            raise
+        raise _no_committed_batch(checkpoint) from error
+
+
+def _no_committed_batch(checkpoint: str | Path) -> ConfigError:
+    return ConfigError(
+        f"the checkpoint {checkpoint} has no committed micro-batch: is it the stream's "
+        "checkpointLocation, and has its query run? (a query that never ran has no pairs)"
     )
 
 
