@@ -138,6 +138,13 @@ class TimeKeys:
         offset[t > self.high] = self.span - 1
         return base + offset
 
+    @property
+    def sums_order(self) -> bool:
+        """Whether two stored keys of one thing add up to an int64 that orders like (thing, the
+        sum of their times): true for whole-number times (2 thing · span + 2 (t + u − 2 low) + 2,
+        an offset below 2 span), not for the other modes."""
+        return self._mode == "whole"
+
     def order_of_sums(self, things: np.ndarray, total: np.ndarray) -> np.ndarray:
         """The stable order by (thing, total) of sums of two stored times (things: 0 … n − 1)."""
         if self._mode == "whole":  # the sums are whole numbers too, 2 low … 2 high

@@ -87,7 +87,10 @@ def newly_certain_pairs(
     if len(li) == 0:
         return li, ri
     # each generator's output is in (thing, pair time) order: a stable sort merges four runs
-    order = keys.order_of_sums(sl.local[li], sl.rows.t[li] + sr.rows.t[ri])
+    if keys.sums_order:  # the pair's two keys add up to one that orders like (thing, sum)
+        order = np.argsort(sl.keys[li] + sr.keys[ri], kind="stable")
+    else:
+        order = keys.order_of_sums(sl.local[li], sl.rows.t[li] + sr.rows.t[ri])
     return li[order], ri[order]
 
 
