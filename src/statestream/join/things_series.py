@@ -217,9 +217,12 @@ def _first_unsettled(
     other_last[has_other] = other.tail.t[o_end[has_other] - 1]
     # next_other uncertain: no released record of `other` at or after it;
     # prev_other uncertain: other's watermark not past it.
-    a = np.searchsorted(series_keys, keys(things, other_last), side="right")
-    b = np.searchsorted(series_keys, keys(things, other_wm), side="left")
-    first = np.minimum(a, b)
+    # the first record after the last of `other` (integer keys: "right" of k is "left" of k + 1)
+    # or at or after other's watermark: one search for the smaller of the two keys
+    after_last = keys(things, other_last) + 1
+    first = np.searchsorted(
+        series_keys, np.minimum(after_last, keys(things, other_wm)), side="left"
+    )
     inside = (first < bounds[1]) & ~other.finished[things]
     result[inside] = series.tail.t[first[inside]]
     return result
