@@ -151,7 +151,7 @@ class JoinRouter:
         return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
 
     def _process_spec(self, index, rows, codes, t, v, pos) -> _Part:
-        left, right = (Rows(codes[r], t[r], v[r], pos[r]) for r in rows)
+        left, right = (Rows(codes.take(r), t.take(r), v.take(r), pos.take(r)) for r in rows)
         groups = (Groups.of(left.thing), Groups.of(right.thing))
         things = _in_order_of_first_row(groups, rows)
         self._create(things, index)

@@ -38,10 +38,12 @@ class Rows:
 
     def take(self, index: np.ndarray) -> Rows:
         """The rows at `index` (positions, or a mask: turned into positions once, which is
-        faster than indexing four columns with a mask)."""
+        faster than indexing four columns with a mask; and `take`, faster than `[index]`)."""
         if index.dtype == bool:
             index = np.flatnonzero(index)
-        return Rows(self.thing[index], self.t[index], self.v[index], self.pos[index])
+        return Rows(
+            self.thing.take(index), self.t.take(index), self.v.take(index), self.pos.take(index)
+        )
 
     @classmethod
     def concat(cls, parts: Sequence[Rows]) -> Rows:

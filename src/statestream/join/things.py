@@ -201,7 +201,7 @@ class ThingsJoin:
         ]
         li, ri = newly_certain_pairs(sides[0], sides[1], keys, spec.tolerance_ms)
         pairs = _pairs(spec, self.left.tail, self.right.tail, li, ri)
-        out.add_pairs(pairs, self.left.tail.thing[li])
+        out.add_pairs(pairs, self.left.tail.thing.take(li))
         prune(self.left, self.right, (sides[0], sides[1]), touched, now, keys)
         self.left.join(rest[0])
         self.right.join(rest[1])
@@ -248,7 +248,9 @@ _PAIR_FIELDS = ("left_t", "left_v", "left_pos", "right_t", "right_v", "right_pos
 
 
 def _pairs(spec: JoinSpec, left: Rows, right: Rows, li: np.ndarray, ri: np.ndarray) -> JoinedPairs:
-    lv, rv = left.v[li], right.v[ri]
+    lv, rv = left.v.take(li), right.v.take(ri)
     with np.errstate(all="ignore"):
         result = np.asarray(spec.result_function(lv, rv), dtype=np.float64)
-    return JoinedPairs(left.t[li], lv, left.pos[li], right.t[ri], rv, right.pos[ri], result)
+    return JoinedPairs(
+        left.t.take(li), lv, left.pos.take(li), right.t.take(ri), rv, right.pos.take(ri), result
+    )

@@ -4,7 +4,7 @@ The same four generators and local relation checks as for one thing (see `emissi
 sorted by (thing, time): neighbours and lookups stay inside a thing because the lookups search
 (thing, time) keys (`keys.TimeKeys`) and a candidate whose two records belong to different things
 is dropped. Pairs come out sorted by (thing, pair time), each thing's in the order one thing's
-engine emits them.
+engine emits them. Gathers are `a.take(index)`: the same as `a[index]`, a third faster.
 """
 
 from __future__ import annotations
@@ -88,10 +88,10 @@ def newly_certain_pairs(
         return li, ri
     # each generator's output is in (thing, pair time) order: a stable sort merges four runs
     if keys.sums_order:  # the pair's two keys add up to one that orders like (thing, sum)
-        order = np.argsort(sl.keys[li] + sr.keys[ri], kind="stable")
+        order = np.argsort(sl.keys.take(li) + sr.keys.take(ri), kind="stable")
     else:
-        order = keys.order_of_sums(sl.local[li], sl.rows.t[li] + sr.rows.t[ri])
-    return li[order], ri[order]
+        order = keys.order_of_sums(sl.local.take(li), sl.rows.t.take(li) + sr.rows.t.take(ri))
+    return li.take(order), ri.take(order)
 
 
 def _neighbours(kl: np.ndarray, kr: np.ndarray):
@@ -117,7 +117,7 @@ def _neighbours(kl: np.ndarray, kr: np.ndarray):
 def _where(li: np.ndarray, ri: np.ndarray, emit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The pairs `emit` marks (positions first: faster than masking both columns)."""
     at = np.flatnonzero(emit)
-    return li[at], ri[at]
+    return li.take(at), ri.take(at)
 
 
 def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray | bool:
@@ -126,38 +126,46 @@ def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarra
 
 def _next_of_left(sl: TailView, sr: TailView, next_r: np.ndarray, tolerance_ms: float):
     """Generator 0, r = next_R(l): certain once both are released."""
-    li = np.flatnonzero(next_r < sr.end[sl.local])  # an R at or after l in l's thing
-    ri = next_r[li]
-    lt, rt = sl.rows.t[li], sr.rows.t[ri]
-    emit = (sr.prev_t[ri] < lt) & (sl.fresh[li] | sr.fresh[ri]) & _tolerated(lt, rt, tolerance_ms)
+    li = np.flatnonzero(next_r < sr.end.take(sl.local))  # an R at or after l in l's thing
+    ri = next_r.take(li)
+    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
+    emit = (
+        (sr.prev_t.take(ri) < lt)
+        & (sl.fresh.take(li) | sr.fresh.take(ri))
+        & _tolerated(lt, rt, tolerance_ms)
+    )
     return _where(li, ri, emit)
 
 
 def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: float):
     """Generator 1, r = prev_R(l), where r = next_R(l) does not hold."""
-    li = np.flatnonzero(prev_r >= sr.start[sl.local])  # an R at or before l in l's thing
-    ri = prev_r[li]
-    lt, rt = sl.rows.t[li], sr.rows.t[ri]
+    li = np.flatnonzero(prev_r >= sr.start.take(sl.local))  # an R at or before l in l's thing
+    ri = prev_r.take(li)
+    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
     tied = rt == lt
-    keep = ~(tied & (sr.prev_t[ri] < lt))
-    via_next = sl.prev_t[li] < rt  # l = next_L(r)
-    via_prev_l = tied & (sl.next_t[li] > rt)  # l = prev_L(r)
-    thing = sl.local[li]
-    now = via_next | (sr.wm_now[thing] > lt) | (via_prev_l & (sl.wm_now[thing] > rt))
-    before = via_next | (sr.wm_before[thing] > lt) | (via_prev_l & (sl.wm_before[thing] > rt))
-    fresh = sl.fresh[li] | sr.fresh[ri]
+    keep = ~(tied & (sr.prev_t.take(ri) < lt))
+    via_next = sl.prev_t.take(li) < rt  # l = next_L(r)
+    via_prev_l = tied & (sl.next_t.take(li) > rt)  # l = prev_L(r)
+    thing = sl.local.take(li)
+    now = via_next | (sr.wm_now.take(thing) > lt) | (via_prev_l & (sl.wm_now.take(thing) > rt))
+    before = (
+        via_next | (sr.wm_before.take(thing) > lt) | (via_prev_l & (sl.wm_before.take(thing) > rt))
+    )
+    fresh = sl.fresh.take(li) | sr.fresh.take(ri)
     emit = keep & now & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
     return _where(li, ri, emit)
 
 
 def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
     """Generator 2, l = next_L(r), where neither relation of l holds."""
-    ri = np.flatnonzero(next_l < sl.end[sr.local])
-    li = next_l[ri]
-    lt, rt = sl.rows.t[li], sr.rows.t[ri]
+    ri = np.flatnonzero(next_l < sl.end.take(sr.local))
+    li = next_l.take(ri)
+    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
     tied = lt == rt
-    keep = (sl.prev_t[li] < rt) & ~(tied & (sr.prev_t[ri] < lt)) & ~(sr.next_t[ri] > lt)
-    emit = keep & (sl.fresh[li] | sr.fresh[ri]) & _tolerated(lt, rt, tolerance_ms)
+    keep = (
+        (sl.prev_t.take(li) < rt) & ~(tied & (sr.prev_t.take(ri) < lt)) & ~(sr.next_t.take(ri) > lt)
+    )
+    emit = keep & (sl.fresh.take(li) | sr.fresh.take(ri)) & _tolerated(lt, rt, tolerance_ms)
     return _where(li, ri, emit)
 
 
@@ -166,12 +174,18 @@ def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms:
     past r."""
     # first the r that L's watermark is past: the r still waiting for their next L (often most
     # of R's tail) go no further
-    ri = np.flatnonzero((prev_l >= sl.start[sr.local]) & (sl.wm_now[sr.local] > sr.rows.t))
-    li = prev_l[ri]
-    lt, rt = sl.rows.t[li], sr.rows.t[ri]
+    ri = np.flatnonzero(
+        (prev_l >= sl.start.take(sr.local)) & (sl.wm_now.take(sr.local) > sr.rows.t)
+    )
+    li = prev_l.take(ri)
+    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
     tied = lt == rt
-    keep = ~(sr.prev_t[ri] < lt) & ~(tied & (sr.next_t[ri] > lt)) & ~(tied & (sl.prev_t[li] < rt))
-    before = sl.wm_before[sr.local[ri]] > rt
-    fresh = sl.fresh[li] | sr.fresh[ri]
+    keep = (
+        ~(sr.prev_t.take(ri) < lt)
+        & ~(tied & (sr.next_t.take(ri) > lt))
+        & ~(tied & (sl.prev_t.take(li) < rt))
+    )
+    before = sl.wm_before.take(sr.local.take(ri)) > rt
+    fresh = sl.fresh.take(li) | sr.fresh.take(ri)
     emit = keep & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
     return _where(li, ri, emit)
