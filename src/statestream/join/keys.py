@@ -54,7 +54,7 @@ class Groups:
     @classmethod
     def of(cls, codes: np.ndarray) -> Groups:
         order = group_order(codes)
-        grouped = codes[order]
+        grouped = codes.take(order)
         first = np.empty(len(grouped), dtype=bool)
         first[:1] = True
         np.not_equal(grouped[1:], grouped[:-1], out=first[1:])
@@ -110,7 +110,7 @@ class TimeKeys:
     def stored(self, things: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Keys of times that were among those given (a shorter way to the same keys)."""
         if self.local is not None:
-            things = self.local[things]
+            things = self.local.take(things)
         base = things * np.int64(self.span)
         if self._mode == "whole":
             offset = 2.0 * (t - self.low)
@@ -122,7 +122,7 @@ class TimeKeys:
 
     def __call__(self, things: np.ndarray, t: np.ndarray) -> np.ndarray:
         if self.local is not None:
-            things = self.local[things]
+            things = self.local.take(things)
         base = things.astype(_I8) * np.int64(self.span)
         if self._mode == "whole":  # time t → 2 (t − low) + 1; between two whole numbers → even
             clipped = np.clip(t, self.low - 1.0, self.high + 1.0)

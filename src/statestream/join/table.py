@@ -75,9 +75,9 @@ class Rows:
         both = mine + theirs
         start = np.cumsum(both) - both  # each thing's first row in the result
         # a row at index i of a set goes to start[thing] + (i − its thing's first index in the set)
-        to_self = np.arange(len(self)) + (start - (np.cumsum(mine) - mine))[self.thing]
+        to_self = np.arange(len(self)) + (start - (np.cumsum(mine) - mine)).take(self.thing)
         shift = start + mine - (np.cumsum(theirs) - theirs)
-        to_other = np.arange(len(other)) + shift[other.thing]
+        to_other = np.arange(len(other)) + shift.take(other.thing)
         columns = []
         for name in ("thing", "t", "v", "pos"):
             a, b = getattr(self, name), getattr(other, name)
@@ -125,14 +125,14 @@ class SeriesTable:
         """`watermark` of each row's thing: computed per thing, then looked up once per row."""
         if len(things) < len(self.max_t):
             return self.watermark(things, disorder_ms)
-        return np.where(self.finished, np.inf, self.max_t - disorder_ms)[things]
+        return np.where(self.finished, np.inf, self.max_t - disorder_ms).take(things)
 
     def split(self, touched: np.ndarray) -> SeriesTable:
         """Keep only the rows of the things marked in `touched` (a mask by code); return the
         others as a table that shares the per-thing arrays, for `join` to put back."""
         parts = []
         for rows in (self.tail, self.pending):
-            mine = touched[rows.thing]
+            mine = touched.take(rows.thing)
             if mine.all():
                 parts.append((rows, Rows.empty()))
             else:

@@ -189,7 +189,7 @@ class ThingsJoin:
         sides = [
             TailView.of(
                 table.tail,
-                self._local[table.tail.thing],
+                self._local.take(table.tail.thing),
                 keys.stored(table.tail.thing, table.tail.t),
                 new,
                 table.head_prev_t,

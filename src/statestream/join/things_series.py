@@ -29,7 +29,7 @@ def ingest(
         return SeriesVerdicts(np.empty(0, np.int8), np.empty(0, _F8))
     valid = np.isfinite(rows.t) & spec.accepts(side, rows.v)
     codes, watermark, by_time = _classify(table, rows, groups, valid, spec.disorder_ms)
-    candidates = by_time[codes[by_time] == ACCEPTED]  # in (thing, time, arrival) order
+    candidates = by_time[codes.take(by_time) == ACCEPTED]  # in (thing, time, arrival) order
     batch = rows.take(candidates)
     repeats = _duplicates(table, batch, spec.disorder_ms, keys)
     if len(repeats):
@@ -46,7 +46,7 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     order of the batch (`SeriesState.classify`)."""
     n = len(rows)
     seen = np.where(valid, rows.t, -np.inf)
-    grouped = seen[groups.order]
+    grouped = seen.take(groups.order)
     largest = np.empty(n, dtype=_F8)  # per thing, the largest time seen before each record
     rising = grouped[1:] >= grouped[:-1]
     rising[groups.starts[1:] - 1] = True
@@ -82,10 +82,12 @@ def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys
     # before this batch: pending, or in the tail at or above it; and no remembered time is
     # above the largest time seen.
     among_batch = (cand_thing[1:] == cand_thing[:-1]) & (cand_t[1:] == cand_t[:-1])
-    if not among_batch.any() and not (cand_t <= table.max_t[cand_thing]).any():
+    if not among_batch.any() and not (cand_t <= table.max_t.take(cand_thing)).any():
         return none
     tail = table.tail
-    memory = Rows.concat([tail.take(tail.t >= table.max_t[tail.thing] - disorder), table.pending])
+    memory = Rows.concat(
+        [tail.take(tail.t >= table.max_t.take(tail.thing) - disorder), table.pending]
+    )
     all_t = np.concatenate((memory.t, cand_t))
     all_v = np.concatenate((memory.v, batch.v))
     all_k = keys.stored(np.concatenate((memory.thing, cand_thing)), all_t)
@@ -124,7 +126,7 @@ def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     thing, t = rows.thing, rows.t
     last = np.flatnonzero(np.append(thing[1:] != thing[:-1], True))
     sizes = np.diff(np.append(-1, last))
-    top = np.repeat(t[last], sizes)
+    top = np.repeat(t.take(last), sizes)
     at_top = t == top
     first = at_top.copy()
     first[1:] &= ~at_top[:-1] | (thing[1:] != thing[:-1])
