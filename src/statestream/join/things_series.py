@@ -125,8 +125,11 @@ def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     equal ones (as `np.argmax`, which tells -0.0 from 0.0)."""
     thing, t = rows.thing, rows.t
     last = np.flatnonzero(np.append(thing[1:] != thing[:-1], True))
+    largest = t.take(last)
+    if not (largest == 0.0).any():  # equal finite times are the same float but for ±0.0
+        return thing.take(last), largest
     sizes = np.diff(np.append(-1, last))
-    top = np.repeat(t.take(last), sizes)
+    top = np.repeat(largest, sizes)
     at_top = t == top
     first = at_top.copy()
     first[1:] &= ~at_top[:-1] | (thing[1:] != thing[:-1])
