@@ -25,38 +25,11 @@ def test_codes_are_given_in_order_of_first_sight_across_calls() -> None:
     assert codes.names == ["b", "a", "c", "d"]
 
 
-def test_codes_beyond_one_byte() -> None:
-    codes = _Codes()
-    names = [f"m{k}" for k in range(70_000)]
-    assert codes(names[::-1]).tolist() == list(range(70_000))
-    assert codes([*names[:3], "new"]).tolist() == [69_999, 69_998, 69_997, 70_000]
-    assert codes(["m5"]).tolist() == [69_994]
-
-
 @given(st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), max_size=6))
 def test_codes_equal_a_dict_filled_in_order(batches: list[list[str]]) -> None:
     codes, expected = _Codes(), {}
     for names in batches:
         got = codes(names).tolist()
-        assert got == [expected.setdefault(n, len(expected)) for n in names]
-    assert codes.names == list(expected)
-
-
-NAN = float("nan")
-
-
-@given(
-    st.lists(
-        st.lists(st.sampled_from(["a", "b", "é", "\ud800", None, NAN, 7]), max_size=12), max_size=6
-    ),
-    st.booleans(),
-)
-def test_codes_of_a_column_equal_a_dict_filled_in_order(batches, strings_first: bool) -> None:
-    codes, expected = _Codes(), {}
-    if strings_first:  # most calls see strings only: the distinct names are looked up once
-        batches = [[n for n in names if isinstance(n, str)] for names in batches] + batches
-    for names in batches:
-        got = codes.of_column(np.array(names, dtype=object)).tolist()
         assert got == [expected.setdefault(n, len(expected)) for n in names]
     assert codes.names == list(expected)
 

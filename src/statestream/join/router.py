@@ -109,9 +109,9 @@ class JoinRouter:
             selected |= is_left | is_right
         codes = np.full(len(t), -1, dtype=_I8)
         if selected.all():
-            codes = self._things.of_column(np.asarray(things))
+            codes = self._things(np.asarray(things).tolist())
         elif selected.any():
-            codes[selected] = self._things.of_column(np.asarray(things)[selected])
+            codes[selected] = self._things(np.asarray(things)[selected].tolist())
         parts = []
         for index, (is_left, is_right) in enumerate(sides):
             rows = (np.flatnonzero(is_left), np.flatnonzero(is_right))
@@ -198,20 +198,6 @@ class _Codes:
         if len(names) == 1:
             found = (found,)
         return np.fromiter(found, dtype=_I8, count=len(names))
-
-    def of_column(self, column: np.ndarray) -> np.ndarray:
-        """The codes of a column of names: as `self(column.tolist())`, but for a column of
-        strings each distinct name is looked up once (`pandas.factorize` finds them, in order
-        of first sight, hashing in C: a third faster for a batch of many things)."""
-        if column.dtype == object and len(column) > 1:
-            import pandas as pd  # only here: the engine itself needs numpy alone
-
-            at, distinct = pd.factorize(column)
-            # strings only: pandas and a dict then agree on which names are equal (None and
-            # NaN, which pandas counts as one missing value, -1, take the dict's way)
-            if pd.api.types.infer_dtype(distinct, skipna=False) == "string" and at.min() >= 0:
-                return self(distinct.tolist()).take(at)
-        return self(column.tolist())
 
     def _add(self, names: list) -> None:
         codes = self.codes
