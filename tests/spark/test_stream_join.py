@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from statestream.errors import ConfigError
@@ -21,47 +19,11 @@ from statestream.testing.spark import (
 )
 from tests.spark.stream_support import (
     BASE_MS,
-    TIME_COLUMNS,
-    TimeColumn,
-    as_counter,
-    cuts,
-    records,
-    split,
 )
 
 pytestmark = pytest.mark.integration
 
 SPEC = JoinSpec("L", "R", "out", function="product")
-
-
-@pytest.mark.parametrize("column", TIME_COLUMNS, ids=lambda column: column.name)
-@settings(
-    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    records=records,
-    cuts=cuts,
-    disorder=st.sampled_from([0.0, 2.0]),
-    tolerance=st.sampled_from([None, 3.0]),
-)
-def test_the_stream_over_any_split_is_the_batch_join_without_flush(
-    spark: SparkSession,
-    tmp_path_factory: pytest.TempPathFactory,
-    column: TimeColumn,
-    records: list[tuple],
-    cuts: list[int],
-    disorder: float,
-    tolerance: float | None,
-) -> None:
-    rows = column.rows(records)
-    options = {"order": "offset", "disorder": disorder, "tolerance": tolerance, "buckets": 3}
-    options |= column.options
-    frame = observation_frame(spark, rows, column.schema)
-    batch = complement_join(frame, [SPEC], flush=False, **options)
-    folder = tmp_path_factory.mktemp("stream")
-    source = observation_stream(spark, split(rows, cuts), folder / "in", column.schema)
-    streamed = MemorySink(folder / "checkpoint").run(complement_join(source, [SPEC], **options))
-    assert as_counter(pair_records(streamed)) == as_counter(pair_records(batch.collect()))
 
 
 def test_a_restarted_stream_continues_and_rejects_come_with_reasons(
