@@ -1,5 +1,6 @@
-"""The real sample, time-sorted, through `statestream run join` and then the statistics query:
-the statistics equal a straightforward pandas computation of the same definitions."""
+"""The real sample, time-sorted, through the join query and then the statistics query (both on
+the test run's SparkSession): the statistics equal a straightforward pandas computation of the
+same definitions."""
 
 from __future__ import annotations
 
@@ -8,15 +9,14 @@ from pathlib import Path
 import pytest
 
 from statestream.config import Settings
+from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.jobs.stats_job import StatsJobOptions, start_stats_query, stats_spec
 from statestream.stats.reference import latest_results, power_frame, reference_statistics
 from tests.integration.stats_support import (
     read_json,
     stats_topic_settings,
-    topic_env,
 )
 from tests.integration.test_join_job import _narrow_lines, _produce
-from tests.support import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -28,10 +28,12 @@ def test_sample_statistics_equal_the_pandas_computation(
 ) -> None:
     settings = stats_topic_settings(local_services, unique_name, 3)
     _produce(settings, _narrow_lines("time"))
-    env = {**topic_env(settings), "STATESTREAM_SPARK__SHUFFLE_PARTITIONS": "2"}
-    checkpoint = str(tmp_path / "join")
-    done = run_cli("run", "join", "--available-now", "--checkpoint", checkpoint, env=env)
-    assert done.exit_code == 0, done.stdout + done.stderr[-3000:]
+    join = JoinJobOptions(
+        available_now=True, query_name=f"{unique_name}_join", checkpoint=tmp_path / "join"
+    )
+    query = start_join_query(spark, settings, join)
+    query.awaitTermination()
+    assert query.exception() is None
 
     stats = settings.stats.model_copy(update={"rated_power_kw": RATED_KW})
     settings = settings.model_copy(update={"stats": stats})
