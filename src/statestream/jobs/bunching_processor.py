@@ -22,7 +22,6 @@ import orjson
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.bad_input import dead_letter, to_json
 from statestream.geo.bunching import BunchingAlert, BunchingSpec, BunchingStep, LineBunching
 from statestream.jobs.output_rows import OutputRows, output_schema
 
@@ -123,16 +122,7 @@ class _Output:
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no usable positions, with their reasons (`vehicle_decoding`)."""
         self.malformed_count += len(rejects)
-        for row in rejects.itertuples(index=False):
-            value = dead_letter(
-                "bunching",
-                row.reason,
-                row.raw,
-                source_topic=self.topics.source,
-                partition=int(row.partition),
-                offset=int(row.offset),
-            )
-            self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
+        self.rows.add_dead_letters("bunching", self.topics.dead_letter, self.topics.source, rejects)
 
     def step(self, line: str, route: str, direction: int, step: BunchingStep) -> None:
         self.no_fix, self.stale = step.no_fix, step.stale

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.bad_input import dead_letter, late_record, to_json
+from statestream.bad_input import late_record, to_json
 from statestream.geo import CellWindows, GeoSpec, GeoStep, Positions, WindowCells, cell_records
 from statestream.geo.cells import NO_CELL, cell_names
 from statestream.jobs.geo_decoding import vehicle_key
@@ -144,16 +144,7 @@ class _Output:
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no vehicle positions, as dead letters (stage `geo`)."""
         self.malformed_count += len(rejects)
-        for row in rejects.itertuples(index=False):
-            value = dead_letter(
-                "geo",
-                row.reason,
-                None if row.raw is None else bytes(row.raw),
-                source_topic=self.topics.source,
-                partition=int(row.partition),
-                offset=int(row.offset),
-            )
-            self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
+        self.rows.add_dead_letters("geo", self.topics.dead_letter, self.topics.source, rejects)
 
     def step(self, step: GeoStep, frame: pd.DataFrame) -> None:
         keys, values = cell_records(step.results, self.spec.resolution)

@@ -29,6 +29,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from statestream.bad_input import Stage, dead_letter, to_json
+
 PACKED_COLUMNS = "kind string, topic string, count long, keys string, values binary"
 
 
@@ -63,6 +65,28 @@ class OutputRows:
         for start, end in itertools.pairwise(bounds):
             _append_run(runs, keys[start], end - start)
         group_values.extend(values)
+
+    def add_dead_letters(
+        self, stage: Stage, topic: str, source_topic: str, rejects: pd.DataFrame
+    ) -> None:
+        """A decoder's rejects (columns reason, raw, partition, offset) as dead letters.
+
+        Kind `malformed`, no key, one record of `statestream.bad_input`'s shape per reject.
+        """
+        values = [
+            to_json(
+                dead_letter(
+                    stage,
+                    row.reason,
+                    row.raw,
+                    source_topic=source_topic,
+                    partition=int(row.partition),
+                    offset=int(row.offset),
+                )
+            )
+            for row in rejects.itertuples(index=False)
+        ]
+        self.add_many("malformed", topic, None, values)
 
     def count(self, kind: str) -> int:
         return sum(len(values) for (k, _), (_, values) in self._groups.items() if k == kind)

@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.bad_input import dead_letter, to_json
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows, rejected
 from statestream.stats import (
@@ -105,16 +104,7 @@ class _Output:
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no power records (`record_decoding.decode_rows`' rejects)."""
         self.malformed_count += len(rejects)
-        for row in rejects.itertuples(index=False):
-            value = dead_letter(
-                "stats",
-                row.reason,
-                row.raw,
-                source_topic=self.topics.source,
-                partition=int(row.partition),
-                offset=int(row.offset),
-            )
-            self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
+        self.rows.add_dead_letters("stats", self.topics.dead_letter, self.topics.source, rejects)
 
     def series(self, thing: str, component: str, rows: pd.DataFrame, step: SeriesStep) -> None:
         accepted = rows["t"].to_numpy()[~step.late]
