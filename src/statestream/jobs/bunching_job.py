@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
@@ -31,7 +30,7 @@ from statestream.jobs.bunching_processor import (
     BunchingTopics,
     VehicleBunchingProcessor,
 )
-from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
 from statestream.jobs.status import batch_figures
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 
@@ -45,17 +44,13 @@ _DECODED_COLUMNS = [column.split()[0] for column in DECODED_SCHEMA.split(",")]
 
 
 @dataclass(frozen=True)
-class BunchingJobOptions:
+class BunchingJobOptions(QueryOptions):
     """How one run of the bunching query reads and where it keeps its checkpoint.
 
     Unset fields come from the settings (section `geo`): the bunching definitions, the trigger
     interval and max offsets per trigger.
     """
 
-    available_now: bool = False
-    max_offsets_per_trigger: int | None = None
-    starting_offsets: str = "earliest"
-    checkpoint: Path | None = None
     query_name: str = QUERY_NAME
     spec: BunchingSpec | None = None
 
@@ -116,12 +111,7 @@ def start_bunching_query(
     spark: SparkSession, settings: Settings, options: BunchingJobOptions
 ) -> StreamingQuery:
     """Start the bunching query; its tasks write each micro-batch to Kafka, exactly once."""
-    run = QueryRun(
-        name=options.query_name,
-        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
-        interval_s=settings.geo.trigger_interval_s,
-        available_now=options.available_now,
-    )
+    run = options.query_run(settings, settings.geo.trigger_interval_s)
     return start_query(vehicle_alerts(spark, settings, options), settings, run)
 
 

@@ -22,7 +22,7 @@ from statestream.errors import ConfigError
 from statestream.geo import GeoSpec
 from statestream.jobs.geo_input import kafka_positions
 from statestream.jobs.geo_processor import OUTPUT_SCHEMA, CellWindowsProcessor, GeoTopics
-from statestream.jobs.kafka_output import QueryRun, TaskFault, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
 from statestream.jobs.status import batch_figures
 
 QUERY_NAME = "geo"
@@ -32,19 +32,13 @@ COUNTERS = ("positions", "no_fix", "cell_results", "late", "malformed", "state_w
 
 
 @dataclass(frozen=True)
-class GeoJobOptions:
+class GeoJobOptions(QueryOptions):
     """How one run of the geo query reads and where it keeps its checkpoint.
 
     Unset fields come from the settings (section `geo`).
     """
 
-    available_now: bool = False
-    max_offsets_per_trigger: int | None = None
-    starting_offsets: str = "earliest"
-    checkpoint: Path | None = None
     query_name: str = QUERY_NAME
-    pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
-    task_fault: TaskFault | None = None  # fault injection for tests: a task fails once
 
 
 def geo_spec(settings: Settings) -> GeoSpec:
@@ -99,14 +93,7 @@ def start_geo_query(
     spark: SparkSession, settings: Settings, options: GeoJobOptions
 ) -> StreamingQuery:
     """Start the geo query; its tasks write each micro-batch to Kafka, exactly once."""
-    run = QueryRun(
-        name=options.query_name,
-        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
-        interval_s=settings.geo.trigger_interval_s,
-        available_now=options.available_now,
-        pause_after_commit_s=options.pause_after_commit_s,
-        task_fault=options.task_fault,
-    )
+    run = options.query_run(settings, settings.geo.trigger_interval_s)
     check_checkpoint_spec(run.checkpoint, geo_spec(settings))
     return start_query(cell_windows(spark, settings, options), settings, run)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -18,7 +17,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
-from statestream.jobs.kafka_output import QueryRun, TaskFault, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.status import batch_figures
 from statestream.join import SpecTemplate
@@ -28,22 +27,16 @@ METRICS_NAME = "join_metrics"
 
 
 @dataclass(frozen=True)
-class JoinJobOptions:
+class JoinJobOptions(QueryOptions):
     """How one run of the join query reads and where it keeps its checkpoint.
 
     Unset fields come from the settings (section `join`): specs, buckets, trigger interval and
     max offsets per trigger.
     """
 
-    available_now: bool = False
-    max_offsets_per_trigger: int | None = None
-    starting_offsets: str = "earliest"
-    checkpoint: Path | None = None
     query_name: str = QUERY_NAME
     templates: Sequence[SpecTemplate] | None = None
     trigger_interval_s: float | None = None
-    pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
-    task_fault: TaskFault | None = None  # fault injection for tests: a task fails once
 
 
 def spec_templates(settings: Settings) -> list[SpecTemplate]:
@@ -104,13 +97,8 @@ def start_join_query(
     spark: SparkSession, settings: Settings, options: JoinJobOptions
 ) -> StreamingQuery:
     """Start the join query; its tasks write each micro-batch to Kafka, exactly once."""
-    run = QueryRun(
-        name=options.query_name,
-        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
-        interval_s=options.trigger_interval_s or settings.join.trigger_interval_s,
-        available_now=options.available_now,
-        pause_after_commit_s=options.pause_after_commit_s,
-        task_fault=options.task_fault,
+    run = options.query_run(
+        settings, options.trigger_interval_s or settings.join.trigger_interval_s
     )
     frame = joined(spark, settings, options)
     return start_query(frame, settings, run)

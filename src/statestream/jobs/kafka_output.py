@@ -53,6 +53,35 @@ class TaskFault:
     after_commit: bool = False
 
 
+@dataclass(frozen=True)
+class QueryOptions:
+    """How one run of a job's query reads and where it keeps its checkpoint.
+
+    The fields every job shares; a job's own options subclass it, give `query_name` its default
+    and add their own fields. Unset fields come from the job's section of the settings.
+    """
+
+    available_now: bool = False
+    max_offsets_per_trigger: int | None = None
+    starting_offsets: str = "earliest"
+    checkpoint: Path | None = None
+    query_name: str = ""
+    pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
+    task_fault: TaskFault | None = None  # fault injection for tests: a task fails once
+
+    def query_run(self, settings: Settings, interval_s: float) -> QueryRun:
+        """The run these options ask for: checkpoint `query_name` in the checkpoint root unless
+        one is given, triggered every `interval_s` unless `available_now`."""
+        return QueryRun(
+            name=self.query_name,
+            checkpoint=self.checkpoint or settings.checkpoint_root / self.query_name,
+            interval_s=interval_s,
+            available_now=self.available_now,
+            pause_after_commit_s=self.pause_after_commit_s,
+            task_fault=self.task_fault,
+        )
+
+
 def start_query(frame: DataFrame, settings: Settings, run: QueryRun) -> StreamingQuery:
     """Start `frame`'s packed rows as query `run.name`, written by the exactly-once Kafka sink."""
     stream = frame.writeStream.queryName(run.name).option("checkpointLocation", str(run.checkpoint))

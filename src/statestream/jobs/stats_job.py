@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.jobs.kafka_output import QueryRun, TaskFault, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
 from statestream.jobs.status import batch_figures
@@ -36,21 +36,15 @@ WINDOWS_FILE = "statestream-windows.json"
 
 
 @dataclass(frozen=True)
-class StatsJobOptions:
+class StatsJobOptions(QueryOptions):
     """How one run of the statistics query reads and where it keeps its checkpoint.
 
     Unset fields come from the settings (section `stats`): the definitions, buckets, trigger
     interval and max offsets per trigger.
     """
 
-    available_now: bool = False
-    max_offsets_per_trigger: int | None = None
-    starting_offsets: str = "earliest"
-    checkpoint: Path | None = None
     query_name: str = QUERY_NAME
     spec: StatsSpec | None = None
-    pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
-    task_fault: TaskFault | None = None  # fault injection for tests: a task fails once
 
 
 def stats_spec(settings: Settings) -> StatsSpec:
@@ -113,14 +107,7 @@ def start_stats_query(
     spark: SparkSession, settings: Settings, options: StatsJobOptions
 ) -> StreamingQuery:
     """Start the statistics query; its tasks write each micro-batch to Kafka, exactly once."""
-    run = QueryRun(
-        name=options.query_name,
-        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
-        interval_s=settings.stats.trigger_interval_s,
-        available_now=options.available_now,
-        pause_after_commit_s=options.pause_after_commit_s,
-        task_fault=options.task_fault,
-    )
+    run = options.query_run(settings, settings.stats.trigger_interval_s)
     check_checkpoint_windows(run.checkpoint, options.spec or stats_spec(settings))
     frame = statistics(spark, settings, options)
     return start_query(frame, settings, run)
