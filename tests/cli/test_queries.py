@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from statestream.cli._queries import failure_reason, ran_a_batch
+import pytest
+
+from statestream.cli._queries import Watched, failure_reason, ran_a_batch, run_watched
 
 SPARK_FAILURE = """[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: Job \
 aborted due to stage failure: Task 1 in stage 15.0 failed 4 times, most recent failure: Lost \
@@ -35,3 +37,39 @@ def test_the_progress_of_a_query_waiting_for_data_is_no_batch() -> None:
     idle = {"batchId": 2, "durationMs": {"latestOffset": 1, "triggerExecution": 1}}
     assert ran_a_batch(ran)
     assert not ran_a_batch(idle)
+
+
+class _StoppedQuery:
+    """A query that has already stopped, with no batches."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.isActive = False
+        self.recentProgress: list[dict] = []
+
+    def exception(self) -> None:
+        return None
+
+
+class _Session:
+    stopped = False
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def test_run_watched_names_the_queries_and_stops_the_session(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = _Session()
+    monkeypatch.setattr(
+        "statestream.jobs.session.spark_session", lambda settings, app_name: session
+    )
+    settings = None  # the fake session needs none
+    run_watched(settings, "app", lambda spark: [Watched(_StoppedQuery("join"))])  # type: ignore[arg-type]
+    two = [Watched(_StoppedQuery("geo")), Watched(_StoppedQuery("bunching"))]
+    run_watched(settings, "app", lambda spark: two)  # type: ignore[arg-type]
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "query join started; Ctrl-C stops it"
+    assert "queries geo, bunching started; Ctrl-C stops them" in lines
+    assert session.stopped

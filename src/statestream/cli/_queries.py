@@ -12,7 +12,10 @@ from statestream.cli._common import console
 from statestream.errors import StatestreamError
 
 if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
     from pyspark.sql.streaming import StreamingQuery
+
+    from statestream.config import Settings
 
 # statestream's Python errors, and the exactly-once Kafka sink's (io.statestream.kafka.WriteFailed)
 _STATESTREAM_ERROR = re.compile(r"(?:statestream\.errors\.\w+|io\.statestream\.\w+\.\w+): (.+)")
@@ -36,6 +39,28 @@ class Watched:
 
     def stop(self) -> None:
         self.query.stop()
+
+
+def run_watched(
+    settings: Settings, app_name: str, start: Callable[[SparkSession], Sequence[Watched]]
+) -> None:
+    """Start queries in a Spark application of their own and `watch` them; stop it after.
+
+    `start` starts the queries on the application's session; one line names them once started.
+    """
+    from statestream.jobs.session import spark_session
+
+    spark = spark_session(settings, app_name=app_name)
+    try:
+        queries = start(spark)
+        names = ", ".join(w.query.name for w in queries)
+        if len(queries) == 1:
+            console.print(f"query [bold]{names}[/] started; Ctrl-C stops it")
+        else:
+            console.print(f"queries [bold]{names}[/] started; Ctrl-C stops them")
+        watch(queries)
+    finally:
+        spark.stop()
 
 
 def ran_a_batch(progress: dict) -> bool:

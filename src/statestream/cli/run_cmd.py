@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.table import Table
 
 from statestream.cli._common import console, settings_from
-from statestream.cli._queries import Watched, watch
+from statestream.cli._queries import Watched, run_watched
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from statestream.jobs.kafka_output import QueryOptions
+
+Options = TypeVar("Options", bound="QueryOptions")
 
 run_app = typer.Typer(help="Run a Spark job.", no_args_is_help=True)
 
@@ -72,21 +79,46 @@ PauseAfterCommit = Annotated[
 ]
 
 
+def starting_option(topic: str) -> Any:
+    """The `--from` option of a query that reads `topic`."""
+    return typer.Option("--from", help=f"Where a new query starts reading {topic}.")
+
+
+def checkpoint_option(query_name: str) -> Any:
+    """The `--checkpoint` option of query `query_name`."""
+    return typer.Option(
+        "--checkpoint", help=f"Checkpoint folder (default: {query_name} in the checkpoint root)."
+    )
+
+
+def job_options(
+    options_type: type[Options],
+    available_now: bool,
+    max_offsets_per_trigger: int | None,
+    starting: StartingOffsets,
+    checkpoint: Path | None,
+    pause_after_commit: float,
+) -> Options:
+    """A job's options from the options every `run` query command takes (`--available-now`,
+    `--max-offsets-per-trigger`, `--from`, `--checkpoint`, `--pause-after-commit`)."""
+    return options_type(
+        available_now=available_now,
+        max_offsets_per_trigger=max_offsets_per_trigger,
+        starting_offsets=starting.value,
+        checkpoint=checkpoint,
+        pause_after_commit_s=pause_after_commit,
+    )
+
+
 @run_app.command("join")
 def join(
     ctx: typer.Context,
     available_now: AvailableNow = False,
     max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
     starting: Annotated[
-        StartingOffsets,
-        typer.Option("--from", help="Where a new query starts reading machine.data."),
+        StartingOffsets, starting_option("machine.data")
     ] = StartingOffsets.earliest,
-    checkpoint: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoint", help="Checkpoint folder (default: join in the checkpoint root)."
-        ),
-    ] = None,
+    checkpoint: Annotated[Path | None, checkpoint_option("join")] = None,
     pause_after_commit: PauseAfterCommit = 0.0,
 ) -> None:
     """Join speed ⋈ torque → power (the specs of the settings) for every thing, exactly once.
@@ -97,23 +129,22 @@ def join(
     transaction. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
     """
     from statestream.jobs.join_job import JoinJobOptions, batch_metrics, start_join_query
-    from statestream.jobs.session import spark_session
 
     settings = settings_from(ctx)
-    options = JoinJobOptions(
-        available_now=available_now,
-        max_offsets_per_trigger=max_offsets_per_trigger,
-        starting_offsets=starting.value,
-        checkpoint=checkpoint,
-        pause_after_commit_s=pause_after_commit,
+    options = job_options(
+        JoinJobOptions,
+        available_now,
+        max_offsets_per_trigger,
+        starting,
+        checkpoint,
+        pause_after_commit,
     )
-    spark = spark_session(settings, app_name="statestream-join")
-    try:
+
+    def start(spark: SparkSession) -> list[Watched]:
         query = start_join_query(spark, settings, options)
-        console.print(f"query [bold]{query.name}[/] started; Ctrl-C stops it")
-        watch([Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))])
-    finally:
-        spark.stop()
+        return [Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))]
+
+    run_watched(settings, "statestream-join", start)
 
 
 def join_metrics_line(m: dict) -> str:
@@ -136,15 +167,9 @@ def geo(
     available_now: AvailableNow = False,
     max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
     starting: Annotated[
-        StartingOffsets,
-        typer.Option("--from", help="Where a new query starts reading input.vehicle.positions."),
+        StartingOffsets, starting_option("input.vehicle.positions")
     ] = StartingOffsets.earliest,
-    checkpoint: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoint", help="Checkpoint folder (default: geo in the checkpoint root)."
-        ),
-    ] = None,
+    checkpoint: Annotated[Path | None, checkpoint_option("geo")] = None,
     pause_after_commit: PauseAfterCommit = 0.0,
 ) -> None:
     """Vehicle positions → H3 cells in tumbling event-time windows, exactly once.
@@ -163,24 +188,22 @@ def geo(
     """
     from statestream.jobs.geo_job import GeoJobOptions
     from statestream.jobs.geo_queries import start_vehicle_queries
-    from statestream.jobs.session import spark_session
 
     settings = settings_from(ctx)
-    options = GeoJobOptions(
-        available_now=available_now,
-        max_offsets_per_trigger=max_offsets_per_trigger,
-        starting_offsets=starting.value,
-        checkpoint=checkpoint,
-        pause_after_commit_s=pause_after_commit,
+    options = job_options(
+        GeoJobOptions,
+        available_now,
+        max_offsets_per_trigger,
+        starting,
+        checkpoint,
+        pause_after_commit,
     )
-    spark = spark_session(settings, app_name="statestream-geo")
-    try:
+
+    def start(spark: SparkSession) -> list[Watched]:
         started = start_vehicle_queries(spark, settings, options)
-        names = ", ".join(query.name for query, _ in started)
-        console.print(f"queries [bold]{names}[/] started; Ctrl-C stops them")
-        watch([Watched(query, line) for query, line in started])
-    finally:
-        spark.stop()
+        return [Watched(query, line) for query, line in started]
+
+    run_watched(settings, "statestream-geo", start)
 
 
 def register(app: typer.Typer) -> None:

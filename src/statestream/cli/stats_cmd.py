@@ -3,35 +3,33 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from statestream.cli._common import console, settings_from
-from statestream.cli._queries import Watched, watch
+from statestream.cli._common import settings_from
+from statestream.cli._queries import Watched, run_watched
 from statestream.cli.run_cmd import (
     AvailableNow,
     MaxOffsetsPerTrigger,
     PauseAfterCommit,
     StartingOffsets,
+    checkpoint_option,
+    job_options,
     run_app,
+    starting_option,
 )
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 
 def stats(
     ctx: typer.Context,
     available_now: AvailableNow = False,
     max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
-    starting: Annotated[
-        StartingOffsets,
-        typer.Option("--from", help="Where a new query starts reading machine.out."),
-    ] = StartingOffsets.earliest,
-    checkpoint: Annotated[
-        Path | None,
-        typer.Option(
-            "--checkpoint", help="Checkpoint folder (default: stats in the checkpoint root)."
-        ),
-    ] = None,
+    starting: Annotated[StartingOffsets, starting_option("machine.out")] = StartingOffsets.earliest,
+    checkpoint: Annotated[Path | None, checkpoint_option("stats")] = None,
     pause_after_commit: PauseAfterCommit = 0.0,
 ) -> None:
     """Power levels and duty cycle per thing and component, in event-time windows, exactly once.
@@ -44,7 +42,6 @@ def stats(
     when late data within the allowed lateness refines it; later records go to the late topic.
     Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
     """
-    from statestream.jobs.session import spark_session
     from statestream.jobs.stats_job import (
         QUERY_NAME,
         StatsJobOptions,
@@ -55,24 +52,24 @@ def stats(
     )
 
     settings = settings_from(ctx)
-    options = StatsJobOptions(
-        available_now=available_now,
-        max_offsets_per_trigger=max_offsets_per_trigger,
-        starting_offsets=starting.value,
-        checkpoint=checkpoint,
-        pause_after_commit_s=pause_after_commit,
+    options = job_options(
+        StatsJobOptions,
+        available_now,
+        max_offsets_per_trigger,
+        starting,
+        checkpoint,
+        pause_after_commit,
     )
     # a checkpoint with other window lengths: one line now, not after Spark has started
     check_checkpoint_windows(
         checkpoint or settings.checkpoint_root / QUERY_NAME, stats_spec(settings)
     )
-    spark = spark_session(settings, app_name="statestream-stats")
-    try:
+
+    def start(spark: SparkSession) -> list[Watched]:
         query = start_stats_query(spark, settings, options)
-        console.print(f"query [bold]{query.name}[/] started; Ctrl-C stops it")
-        watch([Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))])
-    finally:
-        spark.stop()
+        return [Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))]
+
+    run_watched(settings, "statestream-stats", start)
 
 
 def stats_metrics_line(m: dict) -> str:
