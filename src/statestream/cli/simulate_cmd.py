@@ -7,16 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import BarColumn, MofNCompleteColumn, TaskProgressColumn
 
-from statestream.cli._common import console, err_console, settings_from
+from statestream.cli._common import console, rate_progress, settings_from
 from statestream.errors import InputError
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, SimulationResult, run_simulation
 from statestream.ingest.replay import file_lines
@@ -96,23 +89,8 @@ def simulate(
         things=things,
     )
     total = plan.rows_per_pass * plan.loops if plan.loops is not None else None
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TaskProgressColumn(),
-        TextColumn("[cyan]{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task(f"{file.name} → {to.value}", total=total, rate="")
-
-        def on_progress(rows: int) -> None:
-            elapsed = progress.tasks[task].elapsed or 0.0
-            speed = f"{rows / elapsed:,.0f} rows/s" if elapsed > 0 else ""
-            progress.update(task, completed=rows, rate=speed)
-
+    columns = (BarColumn(), MofNCompleteColumn(), TaskProgressColumn())
+    with rate_progress(f"{file.name} → {to.value}", "rows", *columns, total=total) as on_progress:
         result = run_simulation(
             settings,
             plan,
@@ -131,12 +109,15 @@ def _summary(result: SimulationResult, qos: int) -> str:
         f"[bold]{result.destination}[/] in {result.seconds:.1f} s: "
         f"[bold]{result.rows_per_s:,.0f}[/] rows/s"
     )
+    return line + delivery_summary(result, qos)
+
+
+def delivery_summary(result: SimulationResult, qos: int) -> str:
+    """The end of a simulation's summary line: what Kafka made of it, or the MQTT QoS."""
     if result.counts is not None:
         counts = result.counts
-        line += f"; {counts.records:,} records, {counts.dead_letters:,} dead letters"
-    else:
-        line += f" (MQTT QoS {qos})"
-    return line
+        return f"; {counts.records:,} records, {counts.dead_letters:,} dead letters"
+    return f" (MQTT QoS {qos})"
 
 
 def _rate(text: str) -> float | None:

@@ -11,11 +11,11 @@ from typing import Annotated, Any
 
 import click
 import typer
-from rich.progress import Progress, TextColumn, TimeElapsedColumn
+from rich.progress import TextColumn
 from typer.core import TyperGroup
 
-from statestream.cli._common import console, err_console, settings_from
-from statestream.cli.simulate_cmd import SimulationTarget
+from statestream.cli._common import console, rate_progress, settings_from
+from statestream.cli.simulate_cmd import SimulationTarget, delivery_summary
 from statestream.errors import InputError
 from statestream.ingest.simulate import SimulationResult
 from statestream.ingest.simulate_vehicles import (
@@ -74,21 +74,8 @@ def simulate_vehicles(
         vehicles=vehicles, duration_s=duration, seed=seed, root=topic_root
     )
     messages_per_s = _messages_per_s(rate)
-    with Progress(
-        TextColumn("{task.description}"),
-        TextColumn("{task.completed:,} messages"),
-        TextColumn("[cyan]{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task(f"{vehicles} vehicles → {to.value}", total=None, rate="")
-
-        def on_progress(sent: int) -> None:
-            elapsed = progress.tasks[task].elapsed or 0.0
-            speed = f"{sent / elapsed:,.0f} messages/s" if elapsed > 0 else ""
-            progress.update(task, completed=sent, rate=speed)
-
+    sent = TextColumn("{task.completed:,} messages")
+    with rate_progress(f"{vehicles} vehicles → {to.value}", "messages", sent) as on_progress:
         result = run_vehicle_simulation(
             settings,
             simulation,
@@ -121,12 +108,7 @@ def _summary(result: SimulationResult, vehicles: int, qos: int) -> str:
         f"({result.payload_bytes / 1e6:,.1f} MB) to [bold]{result.destination}[/] in "
         f"{result.seconds:.1f} s: [bold]{result.rows_per_s:,.0f}[/] messages/s"
     )
-    if result.counts is not None:
-        counts = result.counts
-        line += f"; {counts.records:,} records, {counts.dead_letters:,} dead letters"
-    else:
-        line += f" (MQTT QoS {qos})"
-    return line
+    return line + delivery_summary(result, qos)
 
 
 class _MachinesByDefault(TyperGroup):
