@@ -10,7 +10,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Annotated
@@ -38,6 +38,14 @@ def _benchmark(name: str) -> ModuleType:
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     return importlib.import_module(f"benchmarks.{name}")
+
+
+def narrator(quiet: bool) -> Callable[[str], None]:
+    """What a benchmark says while it runs: "… text" lines on stderr, nothing when `quiet`
+    (--json, whose stdout is the one JSON object)."""
+    if quiet:
+        return lambda text: None
+    return lambda text: err_console.print(f"… {text}")
 
 
 @bench_app.command("join")
@@ -73,7 +81,7 @@ def bench_join(
     joins/s (pairs/s), pairs, peak state (records held) and the engine/baseline ratio of joins/s.
     """
     module = _benchmark("join_bench")
-    say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
+    say = narrator(as_json)
     baseline_records = min(baseline_records, records)
     if things is not None:
         figures = module.run_things(records, baseline_records, things, say)
@@ -205,7 +213,7 @@ def bench_pipeline(
         baseline_range_s=baseline_range,
     )
     settings = settings_from(ctx)
-    say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
+    say = narrator(as_json)
     with _stdout_to_stderr(as_json):  # Spark's Python workers print to the inherited stdout
         spark = spark_session(settings, app_name="statestream-bench-pipeline")
         try:

@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, err_console, settings_from
-from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app
+from statestream.cli._common import console, settings_from
+from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app, narrator
 
 TARGET_POSITIONS_PER_S = 50_000
 
@@ -63,7 +63,7 @@ def bench_geo(
 
     module = _benchmark("geo_bench")
     settings = settings_from(ctx)
-    say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
+    say = narrator(as_json)
     options = module.GeoBenchOptions(
         positions=positions,
         vehicles=vehicles,

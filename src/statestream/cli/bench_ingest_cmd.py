@@ -8,8 +8,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, err_console, settings_from
-from statestream.cli.bench_cmd import _benchmark, bench_app
+from statestream.cli._common import console, settings_from
+from statestream.cli.bench_cmd import _benchmark, bench_app, narrator
 
 TARGET_ROWS_PER_S = 20_000
 
@@ -48,7 +48,7 @@ def bench_ingest(
     if client not in ("statestream", "paho", "both"):
         raise typer.BadParameter("statestream, paho or both", param_hint="--client")
     clients = ["statestream", "paho"] if client == "both" else [client]
-    say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
+    say = narrator(as_json)
     runs = {}
     for name in clients:
         say(f"connector with the {name} MQTT client")

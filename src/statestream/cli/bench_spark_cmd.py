@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, err_console, settings_from
-from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app
+from statestream.cli._common import console, settings_from
+from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app, narrator
 
 
 def bench_spark_batch(
@@ -43,7 +43,7 @@ def bench_spark_batch(
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")  # pandas-on-Spark asks for it
     module = _benchmark("spark_batch_bench")
     settings = settings_from(ctx)
-    say = (lambda text: None) if as_json else (lambda text: err_console.print(f"… {text}"))
+    say = narrator(as_json)
     options = module.SparkBatchOptions(
         records=records, things=things, baseline_records=baseline_records
     )
