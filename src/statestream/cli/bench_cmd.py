@@ -6,46 +6,18 @@ package, so these commands run from a checkout (as `make setup` installs it).
 
 from __future__ import annotations
 
-import importlib
-import json
-import os
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from types import ModuleType
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, err_console, settings_from
-from statestream.config import project_root
-from statestream.errors import EnvironmentProblem
+from statestream.cli._bench import AsJson, benchmark, narrator, print_figures, run_on_spark
+from statestream.cli._common import settings_from
 
 bench_app = typer.Typer(
     help="Benchmarks: figures and ratios against a baseline run in the same process.",
     no_args_is_help=True,
 )
-
-
-def _benchmark(name: str) -> ModuleType:
-    root = project_root()
-    if not (root / "benchmarks" / "__init__.py").is_file():
-        raise EnvironmentProblem(
-            "the benchmarks are in the source checkout's benchmarks/ folder; "
-            "run statestream from a checkout installed with `make setup`"
-        )
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    return importlib.import_module(f"benchmarks.{name}")
-
-
-def narrator(quiet: bool) -> Callable[[str], None]:
-    """What a benchmark says while it runs: "… text" lines on stderr, nothing when `quiet`
-    (--json, whose stdout is the one JSON object)."""
-    if quiet:
-        return lambda text: None
-    return lambda text: err_console.print(f"… {text}")
 
 
 @bench_app.command("join")
@@ -72,7 +44,7 @@ def bench_join(
             ),
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The join engine against a per-record pure-Python implementation of the same spec.
 
@@ -80,7 +52,7 @@ def bench_join(
     cloned into many things (or, with --things N, spread over N things). Prints records/s,
     joins/s (pairs/s), pairs, peak state (records held) and the engine/baseline ratio of joins/s.
     """
-    module = _benchmark("join_bench")
+    module = benchmark("join_bench")
     say = narrator(as_json)
     baseline_records = min(baseline_records, records)
     if things is not None:
@@ -90,10 +62,7 @@ def bench_join(
         figures = module.run(records, baseline_records, say)
         sample = figures["sample"]
         rows = [("blocks of 5", figures), (f"sample, {sample['things']} things", sample)]
-    if as_json:
-        print(json.dumps(figures))
-        return
-    console.print(_join_table(rows), width=max(console.width, 110))
+    print_figures(figures, as_json, lambda: _join_table(rows), min_width=110)
 
 
 def _join_table(rows: list[tuple[str, dict]]) -> Table:
@@ -168,7 +137,7 @@ def bench_pipeline(
     baseline_range: Annotated[
         float, typer.Option("--baseline-range", min=0, help="± seconds of the windowed join.")
     ] = 1.0,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The streaming join end to end on the local Kafka and Spark: throughput, latency, baseline.
 
@@ -197,9 +166,7 @@ def bench_pipeline(
     the output themselves, so it stays small whatever the batch.
     Needs the services running (`statestream services up`); its topics are deleted at the end.
     """
-    from statestream.jobs.session import spark_session
-
-    module = _benchmark("pipeline_bench")
+    module = benchmark("pipeline_bench")
     options = module.PipelineBenchOptions(
         records=records,
         max_offsets_per_trigger=max_offsets_per_trigger,
@@ -214,33 +181,13 @@ def bench_pipeline(
     )
     settings = settings_from(ctx)
     say = narrator(as_json)
-    with _stdout_to_stderr(as_json):  # Spark's Python workers print to the inherited stdout
-        spark = spark_session(settings, app_name="statestream-bench-pipeline")
-        try:
-            figures = module.run(spark, settings, options, say)
-        finally:
-            spark.stop()
-    if as_json:
-        print(json.dumps(figures))
-        return
-    console.print(_pipeline_table(figures), width=max(console.width, 100))
-
-
-@contextmanager
-def _stdout_to_stderr(active: bool) -> Iterator[None]:
-    """Send file descriptor 1 (and what child processes inherit) to stderr while active."""
-    if not active:
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+    figures = run_on_spark(
+        settings,
+        "statestream-bench-pipeline",
+        as_json,
+        lambda spark: module.run(spark, settings, options, say),
+    )
+    print_figures(figures, as_json, lambda: _pipeline_table(figures))
 
 
 def _pipeline_table(f: dict) -> Table:

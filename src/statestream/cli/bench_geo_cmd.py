@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, settings_from
-from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app, narrator
+from statestream.cli._bench import AsJson, benchmark, narrator, print_figures, run_on_spark
+from statestream.cli._common import settings_from
+from statestream.cli.bench_cmd import bench_app
 
 TARGET_POSITIONS_PER_S = 50_000
 
@@ -41,7 +41,7 @@ def bench_geo(
             "--warmup-positions", min=0, help="Positions of a warm-up query first (0: none)."
         ),
     ] = 50_000,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """The geo-cell query on the local Kafka and Spark: positions/s, latency, baseline ratio.
 
@@ -59,9 +59,7 @@ def bench_geo(
     """
     import os
 
-    from statestream.jobs.session import spark_session
-
-    module = _benchmark("geo_bench")
+    module = benchmark("geo_bench")
     settings = settings_from(ctx)
     say = narrator(as_json)
     options = module.GeoBenchOptions(
@@ -73,19 +71,16 @@ def bench_geo(
         baseline=baseline,
         warmup_positions=warmup_positions,
     )
-    with _stdout_to_stderr(as_json):
-        spark = spark_session(settings, app_name="statestream-bench-geo")
-        try:
-            figures = module.run(spark, settings, options, say)
-        finally:
-            spark.stop()
+    figures = run_on_spark(
+        settings,
+        "statestream-bench-geo",
+        as_json,
+        lambda spark: module.run(spark, settings, options, say),
+    )
     figures["target_positions_per_s"] = TARGET_POSITIONS_PER_S
     figures["load_average_1m"] = round(os.getloadavg()[0], 2)
     figures["cpus"] = os.cpu_count()
-    if as_json:
-        print(json.dumps(figures))
-        return
-    console.print(_table(figures), width=max(console.width, 100))
+    print_figures(figures, as_json, lambda: _table(figures))
 
 
 def _table(f: dict) -> Table:

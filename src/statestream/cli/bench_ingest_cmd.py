@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from statestream.cli._bench import AsJson, benchmark, narrator
 from statestream.cli._common import console, settings_from
-from statestream.cli.bench_cmd import _benchmark, bench_app, narrator
+from statestream.cli.bench_cmd import bench_app
 
 TARGET_ROWS_PER_S = 20_000
 
@@ -32,7 +33,7 @@ def bench_ingest(
             "in turn with the ratio.",
         ),
     ] = "both",
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Simulator → Mosquitto → connector → Kafka at full speed: rows/s and records/s end to end.
 
@@ -42,7 +43,7 @@ def bench_ingest(
     with paho-mqtt in the connector, and the ratio printed. Target: ≥ 20,000 rows/s. Needs the
     services running; uses fresh topics, removed at the end.
     """
-    module = _benchmark("ingest_bench")
+    module = benchmark("ingest_bench")
     if envelope is not None and envelope not in ("none", "json", "protobuf"):
         raise typer.BadParameter("none, json or protobuf", param_hint="--envelope")
     if client not in ("statestream", "paho", "both"):

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, settings_from
-from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app, narrator
+from statestream.cli._bench import AsJson, benchmark, narrator, print_figures, run_on_spark
+from statestream.cli._common import settings_from
+from statestream.cli.bench_cmd import bench_app
 
 TARGET_POINTS_PER_S = 50_000
 
@@ -30,7 +30,7 @@ def bench_sink(
             help="Records per batch (default: influx_sink.max_offsets_per_trigger).",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Points per second into InfluxDB: the writer alone, then the Spark sink query.
 
@@ -41,25 +41,20 @@ def bench_sink(
     the first, which carries the JVM's warm-up). Needs the services running; its topics,
     database and checkpoint are removed at the end.
     """
-    from statestream.jobs.session import spark_session
-
-    module = _benchmark("sink_bench")
+    module = benchmark("sink_bench")
     settings = settings_from(ctx)
     say = narrator(as_json)
     options = module.SinkBenchOptions(
         records=records, partitions=partitions, max_offsets_per_trigger=max_offsets_per_trigger
     )
-    with _stdout_to_stderr(as_json):
-        spark = spark_session(settings, app_name="statestream-bench-sink")
-        try:
-            figures = module.run(spark, settings, options, say)
-        finally:
-            spark.stop()
+    figures = run_on_spark(
+        settings,
+        "statestream-bench-sink",
+        as_json,
+        lambda spark: module.run(spark, settings, options, say),
+    )
     figures["target_points_per_s"] = TARGET_POINTS_PER_S
-    if as_json:
-        print(json.dumps(figures))
-        return
-    console.print(_table(figures), width=max(console.width, 100))
+    print_figures(figures, as_json, lambda: _table(figures))
 
 
 def _table(f: dict) -> Table:

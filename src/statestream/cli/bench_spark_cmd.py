@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from statestream.cli._common import console, settings_from
-from statestream.cli.bench_cmd import _benchmark, _stdout_to_stderr, bench_app, narrator
+from statestream.cli._bench import AsJson, benchmark, narrator, print_figures, run_on_spark
+from statestream.cli._common import settings_from
+from statestream.cli.bench_cmd import bench_app
 
 
 def bench_spark_batch(
@@ -29,7 +29,7 @@ def bench_spark_batch(
             help="Cap on the observations the merge_asof baseline joins (it is much slower).",
         ),
     ] = 100_000,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Observations per second of complement_join on a batch DataFrame, against merge_asof.
 
@@ -38,25 +38,20 @@ def bench_spark_batch(
     record's previous and next R record), on at most --baseline-records observations; how many
     of the spec's pairs it finds. Target: ≥ 1,000,000 observations/s. Needs no services.
     """
-    from statestream.jobs.session import spark_session
-
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")  # pandas-on-Spark asks for it
-    module = _benchmark("spark_batch_bench")
+    module = benchmark("spark_batch_bench")
     settings = settings_from(ctx)
     say = narrator(as_json)
     options = module.SparkBatchOptions(
         records=records, things=things, baseline_records=baseline_records
     )
-    with _stdout_to_stderr(as_json):
-        spark = spark_session(settings, app_name="statestream-bench-spark-batch")
-        try:
-            figures = module.run(spark, options, say)
-        finally:
-            spark.stop()
-    if as_json:
-        print(json.dumps(figures))
-        return
-    console.print(_table(figures), width=max(console.width, 100))
+    figures = run_on_spark(
+        settings,
+        "statestream-bench-spark-batch",
+        as_json,
+        lambda spark: module.run(spark, options, say),
+    )
+    print_figures(figures, as_json, lambda: _table(figures))
 
 
 def _table(f: dict) -> Table:

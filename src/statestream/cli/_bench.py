@@ -1,0 +1,97 @@
+"""What every `statestream bench …` command shares: finding its benchmark, --json, the Spark run.
+
+Under --json stdout carries one JSON object and nothing else: progress lines go to stderr, and so
+does what Spark's Python workers print.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from statestream.cli._common import console, err_console
+from statestream.config import project_root
+from statestream.errors import EnvironmentProblem
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from rich.table import Table
+
+    from statestream.config import Settings
+
+
+def benchmark(name: str) -> ModuleType:
+    """The module `benchmarks.<name>` of the source checkout (the benchmarks are not installed)."""
+    root = project_root()
+    if not (root / "benchmarks" / "__init__.py").is_file():
+        raise EnvironmentProblem(
+            "the benchmarks are in the source checkout's benchmarks/ folder; "
+            "run statestream from a checkout installed with `make setup`"
+        )
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(f"benchmarks.{name}")
+
+
+AsJson = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+def narrator(quiet: bool) -> Callable[[str], None]:
+    """What a benchmark says while it runs: "… text" lines on stderr, nothing when `quiet`
+    (--json, whose stdout is the one JSON object)."""
+    if quiet:
+        return lambda text: None
+    return lambda text: err_console.print(f"… {text}")
+
+
+def run_on_spark(
+    settings: Settings, app_name: str, as_json: bool, run: Callable[[SparkSession], dict]
+) -> dict[str, Any]:
+    """The figures of `run` on a Spark session of its own, stopped after.
+
+    Under --json, what Spark's Python workers print goes to stderr: stdout is the JSON object.
+    """
+    from statestream.jobs.session import spark_session
+
+    with stdout_to_stderr(as_json):  # Spark's Python workers print to the inherited stdout
+        spark = spark_session(settings, app_name=app_name)
+        try:
+            return run(spark)
+        finally:
+            spark.stop()
+
+
+def print_figures(
+    figures: dict[str, Any], as_json: bool, table: Callable[[], Table], min_width: int = 100
+) -> None:
+    """A benchmark's result: one JSON object on stdout with --json, else `table()`, at least
+    `min_width` columns wide."""
+    if as_json:
+        print(json.dumps(figures))
+        return
+    console.print(table(), width=max(console.width, min_width))
+
+
+@contextmanager
+def stdout_to_stderr(active: bool) -> Iterator[None]:
+    """Send file descriptor 1 (and what child processes inherit) to stderr while active."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
