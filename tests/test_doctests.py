@@ -25,6 +25,7 @@ MODULES = [
     "statestream.jobs.geo_decoding",
     "statestream.jobs.output_rows",
     "statestream.jobs.record_decoding",
+    "statestream.jobs.status",
     "statestream.join.codec",
     "statestream.join.engine",
     "statestream.join.router",

@@ -148,12 +148,14 @@ def join(
 
 
 def join_metrics_line(m: dict) -> str:
-    lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
-    return (
-        f"batch {m['batch']}: {m['records_in']:,} in, {m['pairs_out']:,} pairs, "
-        f"late {m['late']:,}, duplicates {m['duplicates']:,}, malformed {m['malformed']:,}, "
-        f"state {m['state_records']:,} records ({_kilobytes(m['state_bytes'])}), "
-        f"{m['duration_s']:.2f} s, event-time lag {lag}"
+    """The line printed for one batch of the join query (see `batch_metrics`)."""
+    from statestream.jobs.status import batch_line
+
+    return batch_line(
+        m,
+        f"{m['pairs_out']:,} pairs, late {m['late']:,}, duplicates {m['duplicates']:,}, "
+        f"malformed {m['malformed']:,}, "
+        f"state {m['state_records']:,} records ({_kilobytes(m['state_bytes'])})",
     )
 
 

@@ -74,12 +74,13 @@ def stats(
 
 def stats_metrics_line(m: dict) -> str:
     """The line printed for one batch of the statistics query (see `batch_metrics`)."""
-    lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
-    return (
-        f"batch {m['batch']}: {m['records_in']:,} in, {m['windows_out']:,} windows, "
-        f"{m['alerts']:,} alerts, late {m['late']:,}, malformed {m['malformed']:,}, "
-        f"other quantities {m['other_quantities']:,}, state {m['state_windows']:,} windows, "
-        f"{m['duration_s']:.2f} s, event-time lag {lag}"
+    from statestream.jobs.status import batch_line
+
+    return batch_line(
+        m,
+        f"{m['windows_out']:,} windows, {m['alerts']:,} alerts, late {m['late']:,}, "
+        f"malformed {m['malformed']:,}, other quantities {m['other_quantities']:,}, "
+        f"state {m['state_windows']:,} windows",
     )
 
 

@@ -31,7 +31,7 @@ from statestream.jobs.bunching_processor import (
     VehicleBunchingProcessor,
 )
 from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
-from statestream.jobs.status import batch_figures
+from statestream.jobs.status import batch_figures, batch_line
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 
 QUERY_NAME = "bunching"
@@ -127,12 +127,11 @@ def batch_metrics(progress: dict) -> dict[str, float | int | None]:
 
 def bunching_metrics_line(m: dict) -> str:
     """The line printed for one batch of the bunching query (see `batch_metrics`)."""
-    lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
-    return (
-        f"batch {m['batch']}: {m['records_in']:,} in, {m['alerts']:,} bunching alerts, "
-        f"no fix {m['no_fix']:,}, stale {m['stale']:,}, malformed {m['malformed']:,}, "
-        f"state {m['state_vehicles']:,} vehicles, {m['state_episodes']:,} episodes, "
-        f"{m['duration_s']:.2f} s, event-time lag {lag}"
+    return batch_line(
+        m,
+        f"{m['alerts']:,} bunching alerts, no fix {m['no_fix']:,}, stale {m['stale']:,}, "
+        f"malformed {m['malformed']:,}, "
+        f"state {m['state_vehicles']:,} vehicles, {m['state_episodes']:,} episodes",
     )
 
 

@@ -20,6 +20,7 @@ from statestream.jobs.bunching_job import (
 )
 from statestream.jobs.bunching_job import batch_metrics as bunching_batch_metrics
 from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, start_geo_query
+from statestream.jobs.status import batch_line
 
 ProgressLine = Callable[[dict], str]
 QueryStarter = Callable[
@@ -29,12 +30,11 @@ QueryStarter = Callable[
 
 def geo_metrics_line(m: dict) -> str:
     """The printed line of one batch of the geo query."""
-    lag = f"{m['event_time_lag_s']:.1f} s" if m["event_time_lag_s"] is not None else "–"
-    return (
-        f"batch {m['batch']}: {m['records_in']:,} in, {m['positions']:,} placed, "
-        f"{m['no_fix']:,} without fix, {m['cell_results']:,} cell results, late {m['late']:,}, "
-        f"malformed {m['malformed']:,}, {m['state_windows']:,} open windows, "
-        f"{m['duration_s']:.2f} s, event-time lag {lag}"
+    return batch_line(
+        m,
+        f"{m['positions']:,} placed, {m['no_fix']:,} without fix, "
+        f"{m['cell_results']:,} cell results, late {m['late']:,}, "
+        f"malformed {m['malformed']:,}, {m['state_windows']:,} open windows",
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -109,6 +109,22 @@ def batch_figures(progress: dict, metrics_name: str, counters: Sequence[str]) ->
         "duration_s": (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000.0,
         "event_time_lag_s": lag,
     }
+
+
+def batch_line(figures: Mapping[str, Any], counts: str) -> str:
+    """The line a run command prints for one batch (`batch_figures`): the batch and its records
+    in, then the query's own `counts`, then the batch's duration and event-time lag.
+
+    >>> m = {"batch": 3, "records_in": 1200, "duration_s": 0.5, "event_time_lag_s": None}
+    >>> batch_line(m, "7 pairs")
+    'batch 3: 1,200 in, 7 pairs, 0.50 s, event-time lag –'
+    """
+    lag = figures["event_time_lag_s"]
+    lag_text = f"{lag:.1f} s" if lag is not None else "–"
+    return (
+        f"batch {figures['batch']}: {figures['records_in']:,} in, {counts}, "
+        f"{figures['duration_s']:.2f} s, event-time lag {lag_text}"
+    )
 
 
 def _epoch_ms(timestamp: str | None) -> float | None:
