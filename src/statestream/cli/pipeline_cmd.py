@@ -9,7 +9,7 @@ import typer
 
 from statestream.cli._common import console, settings_from
 from statestream.cli._queries import Watched, watch
-from statestream.cli.run_cmd import StartingOffsets, join_metrics_line, run_app
+from statestream.cli.run_cmd import StartingOffsets, run_app, watched_join
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -78,20 +78,18 @@ def pipeline(
 
 
 def _join(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
-    from statestream.jobs.join_job import JoinJobOptions, batch_metrics, start_join_query
+    from statestream.jobs.join_job import JoinJobOptions
 
     options = JoinJobOptions(available_now=available_now, starting_offsets=starting)
-    query = start_join_query(spark, settings, options)
-    return Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))
+    return watched_join(spark, settings, options)
 
 
 def _stats(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
-    from statestream.cli.stats_cmd import stats_metrics_line
-    from statestream.jobs.stats_job import StatsJobOptions, batch_metrics, start_stats_query
+    from statestream.cli.stats_cmd import watched_stats
+    from statestream.jobs.stats_job import StatsJobOptions
 
     options = StatsJobOptions(available_now=available_now, starting_offsets=starting)
-    query = start_stats_query(spark, settings, options)
-    return Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))
+    return watched_stats(spark, settings, options)
 
 
 def _sink(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:

@@ -15,6 +15,8 @@ from statestream.cli._queries import Watched, run_watched
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from statestream.config import Settings
+    from statestream.jobs.join_job import JoinJobOptions
     from statestream.jobs.kafka_output import QueryOptions
 
 Options = TypeVar("Options", bound="QueryOptions")
@@ -128,7 +130,7 @@ def join(
     to the late topic and malformed ones to the dead-letter topic, each batch in one Kafka
     transaction. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
     """
-    from statestream.jobs.join_job import JoinJobOptions, batch_metrics, start_join_query
+    from statestream.jobs.join_job import JoinJobOptions
 
     settings = settings_from(ctx)
     options = job_options(
@@ -139,12 +141,17 @@ def join(
         checkpoint,
         pause_after_commit,
     )
+    run_watched(
+        settings, "statestream-join", lambda spark: [watched_join(spark, settings, options)]
+    )
 
-    def start(spark: SparkSession) -> list[Watched]:
-        query = start_join_query(spark, settings, options)
-        return [Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))]
 
-    run_watched(settings, "statestream-join", start)
+def watched_join(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> Watched:
+    """The join query started on `spark`, with the line printed for each of its batches."""
+    from statestream.jobs.join_job import batch_metrics, start_join_query
+
+    query = start_join_query(spark, settings, options)
+    return Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))
 
 
 def join_metrics_line(m: dict) -> str:

@@ -23,6 +23,9 @@ from statestream.cli.run_cmd import (
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from statestream.config import Settings
+    from statestream.jobs.stats_job import StatsJobOptions
+
 
 def stats(
     ctx: typer.Context,
@@ -45,9 +48,7 @@ def stats(
     from statestream.jobs.stats_job import (
         QUERY_NAME,
         StatsJobOptions,
-        batch_metrics,
         check_checkpoint_windows,
-        start_stats_query,
         stats_spec,
     )
 
@@ -64,12 +65,17 @@ def stats(
     check_checkpoint_windows(
         checkpoint or settings.checkpoint_root / QUERY_NAME, stats_spec(settings)
     )
+    run_watched(
+        settings, "statestream-stats", lambda spark: [watched_stats(spark, settings, options)]
+    )
 
-    def start(spark: SparkSession) -> list[Watched]:
-        query = start_stats_query(spark, settings, options)
-        return [Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))]
 
-    run_watched(settings, "statestream-stats", start)
+def watched_stats(spark: SparkSession, settings: Settings, options: StatsJobOptions) -> Watched:
+    """The statistics query started on `spark`, with the line printed for each of its batches."""
+    from statestream.jobs.stats_job import batch_metrics, start_stats_query
+
+    query = start_stats_query(spark, settings, options)
+    return Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))
 
 
 def stats_metrics_line(m: dict) -> str:
