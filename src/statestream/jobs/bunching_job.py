@@ -30,6 +30,7 @@ from statestream.jobs.bunching_processor import (
     BunchingTopics,
     VehicleBunchingProcessor,
 )
+from statestream.jobs.kafka_input import committed_stream
 from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
 from statestream.jobs.status import batch_figures, batch_line
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
@@ -74,19 +75,15 @@ def vehicle_alerts(
         options.spec or bunching_spec(settings),
         BunchingTopics(topics.vehicle_alerts, topics.dead_letter, topics.vehicle_positions),
     )
-    reader = (
-        spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options("jobs"))
-        .option("subscribe", topics.vehicle_positions)
-        .option("startingOffsets", options.starting_offsets)
-        .option("kafka.isolation.level", "read_committed")
-    )
-    max_offsets = options.max_offsets_per_trigger or settings.geo.max_offsets_per_trigger
-    if max_offsets:
-        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
-    rows = reader.load().select(
-        F.col("key").cast("string").alias("key"), "value", "partition", "offset"
-    )
+    rows = committed_stream(
+        spark,
+        settings,
+        topics.vehicle_positions,
+        starting_offsets=options.starting_offsets,
+        max_offsets_per_trigger=(
+            options.max_offsets_per_trigger or settings.geo.max_offsets_per_trigger
+        ),
+    ).select(F.col("key").cast("string").alias("key"), "value", "partition", "offset")
     positions = rows.mapInPandas(_decoder(settings.ingest.envelope), DECODED_SCHEMA)
     output = positions.groupBy("line").transformWithStateInPandas(
         statefulProcessor=processor,

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 
 from statestream.config import Settings
 from statestream.jobs.geo_decoding import decode_positions
+from statestream.jobs.kafka_input import committed_stream
 from statestream.spark.patches.bucket_labels import bucket_labels
 
 WATERMARK_SHIFT_MS = 36_500 * 86_400_000  # 100 years
@@ -45,19 +46,15 @@ def kafka_positions(
 ) -> DataFrame:
     """`topic` decoded and bucketed: (bucket, event_time, cell, t, vehicle, lat, long, speed,
     delay, partition, offset, reason, raw), with the watermark of `settings.geo.disorder_s`."""
-    reader = (
-        spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options("jobs"))
-        .option("subscribe", topic)
-        .option("startingOffsets", starting_offsets)
-        .option("kafka.isolation.level", "read_committed")
+    rows = committed_stream(
+        spark,
+        settings,
+        topic,
+        starting_offsets=starting_offsets,
+        max_offsets_per_trigger=max_offsets_per_trigger,
     )
-    if max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
     decode = partial(_decoded_batches, settings.ingest.envelope, settings.geo.resolution)
-    decoded = (
-        reader.load().select("value", "partition", "offset").mapInPandas(decode, DECODED_SCHEMA)
-    )
+    decoded = rows.select("value", "partition", "offset").mapInPandas(decode, DECODED_SCHEMA)
     buckets = settings.geo.buckets
     labels = F.array(*(F.lit(label) for label in bucket_labels(buckets)))
     index = F.pmod(F.xxhash64("spread"), F.lit(buckets))

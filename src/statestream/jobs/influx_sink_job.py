@@ -39,6 +39,7 @@ from requests.exceptions import RequestException
 from statestream.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
+from statestream.jobs.kafka_input import committed_stream
 from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.sinks.influx import Backoff, InfluxWriter
@@ -130,17 +131,15 @@ def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOp
 
     The value stays binary: a value that is no UTF-8 would fail the conversion of a text column
     to pandas and with it the task, every retry of it; as bytes it becomes a dead letter."""
-    reader = (
-        spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options("jobs"))
-        .option("subscribe", ",".join(sink_streams(settings)))
-        .option("startingOffsets", options.starting_offsets)
-        .option("kafka.isolation.level", "read_committed")
-    )
     max_offsets = options.max_offsets_per_trigger or settings.influx_sink.max_offsets_per_trigger
-    if max_offsets:
-        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets))
-    return reader.load().select("topic", "partition", "offset", "value")
+    rows = committed_stream(
+        spark,
+        settings,
+        ",".join(sink_streams(settings)),
+        starting_offsets=options.starting_offsets,
+        max_offsets_per_trigger=max_offsets,
+    )
+    return rows.select("topic", "partition", "offset", "value")
 
 
 class InfluxPartitionWriter:

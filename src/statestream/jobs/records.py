@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
 from statestream.config import Settings
+from statestream.jobs.kafka_input import committed_stream
 from statestream.spark.patches.bucket_labels import bucket_labels
 
 MACHINE_RECORD_SCHEMA = StructType(
@@ -41,20 +42,18 @@ def kafka_machine_records(
     buckets' labels are spread evenly over the shuffle partitions
     (`statestream.spark.patches.bucket_labels`).
     """
-    reader = (
-        spark.readStream.format("kafka")
-        .options(**settings.kafka.spark_options("jobs"))
-        .option("subscribe", topic)
-        .option("startingOffsets", starting_offsets)
-        .option("kafka.isolation.level", "read_committed")
+    rows = committed_stream(
+        spark,
+        settings,
+        topic,
+        starting_offsets=starting_offsets,
+        max_offsets_per_trigger=max_offsets_per_trigger,
     )
-    if max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
     key = F.col("key").cast("string")
     index = F.pmod(F.xxhash64(F.substring_index(key, ".", 1)), F.lit(buckets))
     labels = F.array(*(F.lit(label) for label in bucket_labels(buckets)))
     bucket = F.when(key.isNotNull(), F.element_at(labels, (index + 1).cast("int")))
-    return reader.load().select(
+    return rows.select(
         bucket.otherwise(F.lit(-1)).cast("int").alias("bucket"),
         key.alias("key"),
         "value",
