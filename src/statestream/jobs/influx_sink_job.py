@@ -25,7 +25,6 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 from confluent_kafka import KafkaException
@@ -40,7 +39,7 @@ from statestream.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.jobs.kafka_input import committed_stream
-from statestream.jobs.kafka_output import QueryRun, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.sinks.influx import Backoff, InfluxWriter
 from statestream.sinks.line_protocol import BadRecord, Point, PointBuilder
@@ -103,15 +102,11 @@ class SinkBatchReport:
 
 
 @dataclass(frozen=True)
-class InfluxSinkOptions:
+class InfluxSinkOptions(QueryOptions):
     """How one run of the sink reads and where it writes; unset fields come from the settings."""
 
-    available_now: bool = False
-    starting_offsets: str = "earliest"
-    checkpoint: Path | None = None
     query_name: str = QUERY_NAME
     database: str | None = None
-    max_offsets_per_trigger: int | None = None
 
 
 def sink_streams(settings: Settings) -> dict[str, str]:
@@ -276,12 +271,7 @@ def start_influx_sink_query(
         log.warning("InfluxDB %s unavailable (%s)", settings.influx.url, type(exc).__name__)
     finally:
         writer.close()
-    run = QueryRun(
-        name=options.query_name,
-        checkpoint=options.checkpoint or settings.checkpoint_root / options.query_name,
-        interval_s=settings.influx_sink.trigger_interval_s,
-        available_now=options.available_now,
-    )
+    run = options.query_run(settings, settings.influx_sink.trigger_interval_s)
     frame = sink_output(spark, settings, options)
     return start_query(frame, settings, run)
 
