@@ -31,7 +31,7 @@ from statestream.jobs.bunching_processor import (
     VehicleBunchingProcessor,
 )
 from statestream.jobs.kafka_input import committed_stream
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.status import batch_figures, batch_line
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 
@@ -93,13 +93,13 @@ def vehicle_alerts(
     )
     return output.observe(
         METRICS_NAME,
-        F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
+        summed("records").alias("records_in"),
         packed_count(F.col("kind") == "alert").alias("alerts"),
-        F.coalesce(F.sum("no_fix"), F.lit(0)).alias("no_fix"),
-        F.coalesce(F.sum("stale"), F.lit(0)).alias("stale"),
-        F.coalesce(F.sum("malformed"), F.lit(0)).alias("malformed"),
-        F.coalesce(F.sum("vehicles"), F.lit(0)).alias("state_vehicles"),
-        F.coalesce(F.sum("episodes"), F.lit(0)).alias("state_episodes"),
+        summed("no_fix").alias("no_fix"),
+        summed("stale").alias("stale"),
+        summed("malformed").alias("malformed"),
+        summed("vehicles").alias("state_vehicles"),
+        summed("episodes").alias("state_episodes"),
         F.max("max_event_time").alias("max_event_time_ms"),
     )
 

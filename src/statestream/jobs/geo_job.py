@@ -22,7 +22,7 @@ from statestream.errors import ConfigError
 from statestream.geo import GeoSpec
 from statestream.jobs.geo_input import kafka_positions
 from statestream.jobs.geo_processor import OUTPUT_SCHEMA, CellWindowsProcessor, GeoTopics
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.status import batch_figures
 
 QUERY_NAME = "geo"
@@ -77,13 +77,13 @@ def cell_windows(spark: SparkSession, settings: Settings, options: GeoJobOptions
     kind = F.col("kind")
     return output.observe(
         METRICS_NAME,
-        F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
-        F.coalesce(F.sum("positions"), F.lit(0)).alias("positions"),
-        F.coalesce(F.sum("no_fix"), F.lit(0)).alias("no_fix"),
+        summed("records").alias("records_in"),
+        summed("positions").alias("positions"),
+        summed("no_fix").alias("no_fix"),
         packed_count(kind == "cells").alias("cell_results"),
-        F.coalesce(F.sum("late"), F.lit(0)).alias("late"),
-        F.coalesce(F.sum("malformed"), F.lit(0)).alias("malformed"),
-        F.coalesce(F.sum("open_windows"), F.lit(0)).alias("state_windows"),
+        summed("late").alias("late"),
+        summed("malformed").alias("malformed"),
+        summed("open_windows").alias("state_windows"),
         F.max("max_event_time").alias("max_event_time_ms"),
         F.max("watermark").alias("watermark_ms"),
     )

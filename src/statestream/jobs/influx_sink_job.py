@@ -39,7 +39,7 @@ from statestream.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.jobs.kafka_input import committed_stream
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.sinks.influx import Backoff, InfluxWriter
 from statestream.sinks.line_protocol import BadRecord, Point, PointBuilder
@@ -253,7 +253,7 @@ def sink_output(spark: SparkSession, settings: Settings, options: InfluxSinkOpti
     sums = ("records", "points", "bad_records", "refused_points", "retries", "convert_s", "write_s")
     return output.observe(
         METRICS_NAME,
-        *(F.coalesce(F.sum(name), F.lit(0)).alias(name) for name in sums),
+        *(summed(name).alias(name) for name in sums),
         F.coalesce(F.max("waited_s"), F.lit(0.0)).alias("waited_s"),
         packed_count(F.col("kind") == "malformed").alias("dead_letters"),
     )

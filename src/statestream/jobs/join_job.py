@@ -17,7 +17,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.status import batch_figures
 from statestream.join import SpecTemplate
@@ -83,12 +83,12 @@ def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> 
     kind = F.col("kind")
     return output.observe(
         METRICS_NAME,
-        F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
+        summed("records").alias("records_in"),
         packed_count(kind == "pair").alias("pairs_out"),
         packed_count(kind == "late").alias("late"),
-        F.coalesce(F.sum("duplicates"), F.lit(0)).alias("duplicates"),
+        summed("duplicates").alias("duplicates"),
         packed_count(kind == "malformed").alias("malformed"),
-        F.coalesce(F.sum("state_records"), F.lit(0)).alias("state_records"),
+        summed("state_records").alias("state_records"),
         F.max("max_event_time").alias("max_event_time_ms"),
     )
 

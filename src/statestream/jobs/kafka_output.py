@@ -115,3 +115,8 @@ def exactly_once_sink(
 def packed_count(condition: Column) -> Column:
     """The number of records in the output rows where `condition` holds (0 if none)."""
     return F.coalesce(F.sum(F.when(condition, F.col("count"))), F.lit(0))
+
+
+def summed(column: str) -> Column:
+    """The sum of a figures column over the output rows (0 if none), for a batch's metrics."""
+    return F.coalesce(F.sum(column), F.lit(0))

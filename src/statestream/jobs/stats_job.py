@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query
+from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
 from statestream.jobs.status import batch_figures
@@ -92,13 +92,13 @@ def statistics(spark: SparkSession, settings: Settings, options: StatsJobOptions
     kind = F.col("kind")
     return output.observe(
         METRICS_NAME,
-        F.coalesce(F.sum("records"), F.lit(0)).alias("records_in"),
+        summed("records").alias("records_in"),
         packed_count(kind == "stats").alias("windows_out"),
         packed_count(kind == "alert").alias("alerts"),
-        F.coalesce(F.sum("late"), F.lit(0)).alias("late"),
-        F.coalesce(F.sum("malformed"), F.lit(0)).alias("malformed"),
-        F.coalesce(F.sum("other"), F.lit(0)).alias("other_quantities"),
-        F.coalesce(F.sum("open_windows"), F.lit(0)).alias("state_windows"),
+        summed("late").alias("late"),
+        summed("malformed").alias("malformed"),
+        summed("other").alias("other_quantities"),
+        summed("open_windows").alias("state_windows"),
         F.max("max_event_time").alias("max_event_time_ms"),
     )
 
