@@ -293,16 +293,25 @@ class RoutedSteps(Sequence[RoutedStep]):
     def pair_count(self) -> int:
         return sum(len(part.step.pairs) for part in self._parts.values())
 
-    def pairs_by_spec(self) -> Iterator[tuple[JoinSpec, np.ndarray, JoinedPairs]]:
+    @property
+    def names(self) -> list:
+        """The things' names by code (the codes `pairs_by_spec(codes=True)` gives)."""
+        return self._names
+
+    def pairs_by_spec(
+        self, codes: bool = False
+    ) -> Iterator[tuple[JoinSpec, np.ndarray, JoinedPairs]]:
         """Per spec with pairs, those of all things at once: (spec, each pair's thing, pairs).
 
         A thing's pairs are together and in emission order, as its `RoutedStep` has them;
-        for callers that handle every pair alike and need no step per thing.
+        for callers that handle every pair alike and need no step per thing. `codes`: each
+        pair's thing as its code in `names`, not its name (no object array is built).
         """
-        names = np.asarray(self._names, dtype=object)
+        names = None if codes else np.asarray(self._names, dtype=object)
         for part in self._parts.values():
             if len(part.step.pairs):
-                yield part.spec, names[part.step.pair_thing], part.step.pairs
+                thing = part.step.pair_thing
+                yield part.spec, thing if names is None else names[thing], part.step.pairs
 
     def verdicts_by_spec(self) -> Iterator[tuple[JoinSpec, str, np.ndarray, SeriesVerdicts]]:
         """Per spec and side ("left", "right"): the input rows and their verdicts, all things."""
