@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from statestream.join import (
     DUPLICATE,
@@ -75,15 +76,41 @@ class BucketJoin:
 
     def arrow(self, table: pa.Table, schema: pa.Schema) -> pa.Table:
         """The same on an Arrow table, the output an Arrow table in `schema` (Spark's
-        `applyInArrow`): the pairs' columns go to Arrow as they are, no pandas frame is built."""
-        frame, steps = self._run(table.to_pandas())
+        `applyInArrow`). Without rejected records no pandas frame is built: the records are put
+        in arrival order by numpy (Arrow with an `o` column), the names come from Arrow
+        dictionaries (no string is converted per record), the pairs' columns go to Arrow as
+        numpy arrays."""
         if self.rejected:
+            frame, steps = self._run(table.to_pandas())
             out = self.output(steps, frame)
             return pa.Table.from_pandas(out, schema=schema, preserve_index=False)
-        pairs = self._pairs(steps, frame)
+        order = self._arrival_order(table)
+        t = table.column("t").to_numpy()[order]
+        router = JoinRouter(self.specs)
+        steps = [
+            router.process(
+                _names(table.column("thing"), order),
+                _names(table.column("quantity"), order),
+                t.astype(np.float64) * self.to_ms,
+                table.column("v").to_numpy()[order].astype(np.float64, copy=False),
+            )
+        ]
+        if self.flush:
+            steps.append(router.finish())
+        pairs = self._pairs(steps, t, coded=True)
         if not pairs:
             return schema.empty_table()
-        return pa.table([pa.array(pairs[f.name], type=f.type) for f in schema], schema=schema)
+        names = pa.array(steps[-1].names, type=schema.field("thing").type)
+        columns = {name: pa.array(column) for name, column in pairs.items() if name != "thing"}
+        columns["thing"] = names.take(pairs["thing"])
+        return pa.table([columns[f.name].cast(f.type) for f in schema], schema=schema)
+
+    def _arrival_order(self, table: pa.Table) -> np.ndarray:
+        """The positions of `table`'s records in arrival order (`in_arrival_order`'s)."""
+        if self.has_order:  # `o` may be a string or a timestamp: Arrow's stable sort
+            keys = [(name, "ascending") for name in ("o", "t", "row")]
+            return pc.sort_indices(table.select(["o", "t", "row"]), sort_keys=keys).to_numpy()
+        return np.lexsort((table.column("row").to_numpy(), table.column("t").to_numpy()))
 
     def _run(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[RoutedSteps]]:
         frame = self.in_arrival_order(frame)
@@ -114,7 +141,7 @@ class BucketJoin:
     def output(self, steps: Sequence[RoutedSteps], frame: pd.DataFrame) -> pd.DataFrame:
         """The flat rows (`columns`) of `steps`' pairs and, if asked, of the records the first
         step rejected."""
-        pairs = self._pairs(steps, frame)
+        pairs = self._pairs(steps, frame["t"].to_numpy())
         if not self.rejected:
             return pd.DataFrame(pairs, columns=PAIR_COLUMNS)
         parts = [pd.DataFrame(pairs).assign(kind=PAIR), self._rejected(steps[0], frame)]
@@ -134,13 +161,16 @@ class BucketJoin:
             return np.rint(left).astype(np.int64), np.rint(right).astype(np.int64)
         return left, right
 
-    def _pairs(self, steps: Sequence[RoutedSteps], frame: pd.DataFrame) -> dict[str, np.ndarray]:
-        """The pairs of all `steps` as columns (`PAIR_COLUMNS`), built once."""
-        t = frame["t"].to_numpy()
+    def _pairs(
+        self, steps: Sequence[RoutedSteps], t: np.ndarray, coded: bool = False
+    ) -> dict[str, np.ndarray]:
+        """The pairs of all `steps` as columns (`PAIR_COLUMNS`), built once; `t`: the records'
+        times in the order the steps' positions refer to; `coded`: things as the router's
+        codes (`RoutedSteps.names`), not names."""
         index = {spec: k for k, spec in enumerate(self.specs)}
         parts: dict[str, list[np.ndarray]] = {name: [] for name in PAIR_COLUMNS}
         for step in steps:
-            for spec, things, pairs in step.pairs_by_spec():
+            for spec, things, pairs in step.pairs_by_spec(codes=coded):
                 left_t, right_t = self._times(pairs, t)
                 if self.integer_time:
                     pair_t = (left_t + right_t) // 2
@@ -176,6 +206,14 @@ class BucketJoin:
             part = records.drop(columns=["row"]).assign(kind=REJECTED, spec=index[spec])
             parts.append(part.assign(reason=reasons).reset_index(drop=True))
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _names(column: pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
+    """A string column's values in `order`, as an object array that shares one str per name:
+    Arrow finds the distinct names, numpy takes them by index."""
+    encoded = column.combine_chunks().dictionary_encode()
+    names = encoded.dictionary.to_numpy(zero_copy_only=False)
+    return names[encoded.indices.to_numpy()[order]]
 
 
 def _nullable_ints(frame: pd.DataFrame) -> pd.DataFrame:
