@@ -76,7 +76,7 @@ class BucketJoin:
 
     def arrow(self, table: pa.Table, schema: pa.Schema) -> pa.Table:
         """The same on an Arrow table, the output an Arrow table in `schema` (Spark's
-        `applyInArrow`). Without rejected records no pandas frame is built: the records are put
+        `mapInArrow`). Without rejected records no pandas frame is built: the records are put
         in arrival order by numpy (Arrow with an `o` column), the names come from Arrow
         dictionaries (no string is converted per record), the pairs' columns go to Arrow as
         numpy arrays."""

@@ -4,15 +4,17 @@
     >>> pairs = complement_join(df, [SpecTemplate()])                          # doctest: +SKIP
     >>> pairs, rejected = complement_join(df, [SpecTemplate()], rejected=True) # doctest: +SKIP
 
-Things are grouped into buckets (a hash of the thing modulo `buckets`); each bucket runs one
-`JoinRouter` over its records in arrival order (`_bucket_join`), so a thing meets only its own
-records and the result is the offline join's, whatever the partitioning.
+Things are grouped into buckets (a hash of the thing modulo `buckets`), one shuffle partition per
+bucket; each partition runs one `JoinRouter` over its records in arrival order (`_bucket_join`),
+so a thing meets only its own records and the result is the offline join's, whatever the
+partitioning. The partitions go through `mapInArrow`: Spark does not sort them by bucket (as
+`groupBy(…).applyInArrow` would), the records are put in arrival order in numpy.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -105,7 +107,9 @@ def complement_join(
     )
     grouped = bucketed(df.filter(relevant & reason.isNull()), columns, kind, buckets)
     schema = output_schema(grouped, kind, join.columns)
-    out = grouped.groupBy("bucket").applyInArrow(_one_table(join, to_arrow_schema(schema)), schema)
+    batch_rows = _arrow_batch_rows(df)
+    partitions = grouped.repartition(buckets, "bucket").drop("bucket")
+    out = partitions.mapInArrow(_one_partition(join, to_arrow_schema(schema), batch_rows), schema)
     if rejected:  # the pairs and the rejected rows: two actions, one run of the join
         out = out.persist(StorageLevel.MEMORY_AND_DISK)
     found = pairs(out, by_spec_index(concrete), kind)
@@ -115,14 +119,26 @@ def complement_join(
     return found, rejected_rows(df, columns, kind, out, bad_rows.withColumn("reason", reason))
 
 
-def _one_table(join: BucketJoin, schema: pa.Schema) -> Callable[[pa.Table], pa.Table]:
-    """`join` as a plain function of one bucket's Arrow table (Spark passes a callable object
-    the group key)."""
+def _one_partition(
+    join: BucketJoin, schema: pa.Schema, batch_rows: int
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """`join` over one partition's records at once (Spark's `mapInArrow`), its output in batches
+    of at most `batch_rows` rows (slices, not copies)."""
 
-    def run(table: pa.Table) -> pa.Table:
-        return join.arrow(table, schema)
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        received = list(batches)
+        table = pa.Table.from_batches(received) if received else None
+        if table is not None and table.num_rows:
+            yield from join.arrow(table, schema).to_batches(max_chunksize=batch_rows)
 
     return run
+
+
+def _arrow_batch_rows(df: DataFrame) -> int:
+    """Spark's `spark.sql.execution.arrow.maxRecordsPerBatch` (10,000 unless set; ≤ 0: no cap)."""
+    value = df.sparkSession.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch", "10000")
+    rows = int(value) if value and value.lstrip("-").isdigit() else 10_000
+    return rows if rows > 0 else 2**62
 
 
 def _concrete_specs(
