@@ -1,6 +1,7 @@
-"""The pandas side of the batch join: one bucket of things, joined by one `JoinRouter`.
+"""The Python side of the Spark joins: one bucket of things, joined by one `JoinRouter`.
 
-No pyspark here: `BucketJoin` takes a pandas frame of a bucket's records (columns `thing`,
+No pyspark here: `BucketJoin` takes a pandas frame (a stream's micro-batch) or an Arrow table
+(`arrow`, a batch partition) of a bucket's records (columns `thing`,
 `quantity`, `t`, `v`, `row` and, with an arrival order, `o`) and returns its pairs and, when asked,
 the records the engine rejected, in the flat columns of `OUTPUT_COLUMNS`; `batch_join` shapes
 them into the spec's output record. `t` is the caller's time in its own unit (`to_ms` converts);
