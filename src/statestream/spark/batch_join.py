@@ -4,11 +4,12 @@
     >>> pairs = complement_join(df, [SpecTemplate()])                          # doctest: +SKIP
     >>> pairs, rejected = complement_join(df, [SpecTemplate()], rejected=True) # doctest: +SKIP
 
-Things are grouped into buckets (a hash of the thing modulo `buckets`), one shuffle partition per
-bucket; each partition runs one `JoinRouter` over its records in arrival order (`_bucket_join`),
-so a thing meets only its own records and the result is the offline join's, whatever the
-partitioning. The partitions go through `mapInArrow`: Spark does not sort them by bucket (as
-`groupBy(…).applyInArrow` would), the records are put in arrival order in numpy.
+Things are grouped into buckets (a hash of the thing modulo `buckets`), the buckets spread over
+`buckets` shuffle partitions (Spark's hash of their labels, `bucket_labels`); each partition runs
+one `JoinRouter` over its records in arrival order (`_bucket_join`), so a thing meets only its
+own records and the result is the offline join's, whatever the partitioning. The partitions go
+through `mapInArrow`: Spark does not sort them by bucket (as `groupBy(…).applyInArrow` would),
+the records are put in arrival order in numpy.
 """
 
 from __future__ import annotations
