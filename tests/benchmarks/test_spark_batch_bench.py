@@ -22,10 +22,12 @@ def test_a_small_run_prints_its_figures_as_json(
     monkeypatch.setattr("statestream.jobs.session.spark_session", lambda *_a, **_k: spark)
     monkeypatch.setattr(spark, "stop", lambda: None)  # the command stops its session: not ours
     args = ["bench", "spark-batch", "--json", "--records", "20000", "--baseline-records", "2000"]
+    args += ["--warmup-records", "3000"]
     done = CliRunner().invoke(app, args)
     assert done.exit_code == 0, done.output
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert (figures["records"], figures["things"]) == (20_000, 1_000)
+    assert figures["warmup_records"] == 3_000
     assert figures["records_per_s"] > 0 and figures["seconds"] >= 0
     assert figures["baseline"] == "pyspark.pandas.merge_asof backward + forward"
     assert (figures["baseline_records"], figures["baseline_capped"]) == (2_000, True)
