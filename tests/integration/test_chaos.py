@@ -1,4 +1,4 @@
-"""`statestream chaos` for a minute on services of its own: the connector, the Spark pipeline,
+"""`statestream chaos` for 90 s on services of its own: the connector, the Spark pipeline,
 Mosquitto, InfluxDB and Kafka each killed with -9 and started again under load, and nothing lost
 or doubled at the end.
 
@@ -19,7 +19,7 @@ from tests.support import run_cli
 
 pytestmark = pytest.mark.integration
 
-MINUTES = 1.0
+MINUTES = 1.5  # the power series then span > 70 s: a statistics window closes (60 s + 10 s)
 SEED = 1
 
 
@@ -39,7 +39,7 @@ def _environment(data_dir: Path) -> dict[str, str]:
     }
 
 
-def test_the_seed_kills_every_component_within_a_minute() -> None:
+def test_the_seed_kills_every_component_within_the_run() -> None:
     plan = kill_schedule(SEED, MINUTES * 60, kafka_brokers=1)
     assert {kill.component for kill in plan} == set(COMPONENTS)
 
