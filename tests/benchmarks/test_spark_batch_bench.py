@@ -27,7 +27,7 @@ def test_a_small_run_prints_its_figures_as_json(
     assert done.exit_code == 0, done.output
     figures = json.loads(done.stdout.strip().splitlines()[-1])
     assert (figures["records"], figures["things"]) == (20_000, 1_000)
-    assert figures["warmup_records"] == 3_000
+    assert figures["warmup_records"] == 3_000 and figures["cached_input"] is True
     assert figures["records_per_s"] > 0 and figures["seconds"] >= 0
     assert figures["baseline"] == "pyspark.pandas.merge_asof backward + forward"
     assert (figures["baseline_records"], figures["baseline_capped"]) == (2_000, True)
