@@ -67,7 +67,7 @@ def _wait_for(condition, timeout_s: float, what: str, demo: subprocess.Popen) ->
     while not condition():
         assert demo.poll() is None, f"the demo ended while waiting for {what}"
         assert time.monotonic() < deadline, f"no {what} after {timeout_s:.0f} s"
-        time.sleep(2)
+        time.sleep(0.5)
 
 
 def _records_of_an_earlier_demo(settings: Settings) -> None:

@@ -31,10 +31,11 @@ KILLS = 2
 
 
 def _start_job(
-    settings: Settings, checkpoint: Path, available_now: bool, *extra: str
+    settings: Settings, checkpoint: Path, available_now: bool, *extra: str, per_trigger: int = 400
 ) -> subprocess.Popen:
-    """The job in its own process group; its stderr (Spark's logs) goes to a file beside the
-    checkpoint, so a full pipe can never block it."""
+    """The job in its own process group, `per_trigger` records a batch (small: many batches to
+    be killed in); its stderr (Spark's logs) goes to a file beside the checkpoint, so a full
+    pipe can never block it."""
     topics = settings.topics
     env = {
         **os.environ,
@@ -53,7 +54,7 @@ def _start_job(
         "--checkpoint",
         str(checkpoint),
         "--max-offsets-per-trigger",
-        "400",
+        str(per_trigger),
     ]
     if available_now:
         args.append("--available-now")
@@ -105,7 +106,8 @@ def test_kill_minus_nine_and_restart_loses_and_repeats_nothing(
         job = _start_job(settings, checkpoint, available_now=False)
         seen = _kill_after(job, "batch ", rng.randint(1, 3), rng.uniform(0.0, 1.5))
         assert seen >= 1, "the job made no progress"
-    final = _start_job(settings, checkpoint, available_now=True)
+    # the rest in bigger batches (the batch in flight at the last kill is re-run as planned)
+    final = _start_job(settings, checkpoint, available_now=True, per_trigger=4000)
     out, _ = final.communicate(timeout=600)
     err = (tmp_path / "job.err").read_text()
     assert final.returncode == 0, out + err[-3000:]
