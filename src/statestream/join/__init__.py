@@ -19,6 +19,7 @@ from statestream.join.engine import (
     SeriesBatch,
     SeriesVerdicts,
 )
+from statestream.join.names import CodedNames
 from statestream.join.router import JoinRouter, RoutedStep, RoutedSteps
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, SeriesState
 from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec, SpecTemplate
@@ -30,6 +31,7 @@ __all__ = [
     "DUPLICATE",
     "LATE",
     "MALFORMED",
+    "CodedNames",
     "ComplementJoin",
     "EngineFinished",
     "JoinRouter",

@@ -17,16 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from operator import itemgetter
 from typing import overload
 
 import numpy as np
 
 from statestream.join.engine import ComplementJoin, JoinedPairs, JoinStep, SeriesVerdicts
 from statestream.join.keys import Groups
+from statestream.join.names import CodedNames, NameCodes
 from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows
 from statestream.join.things import ThingsJoin, ThingsStep
+
+_Codes = NameCodes  # the name tests know it by
 
 EngineKey = tuple[str, int]  # (thing, index of the spec)
 _I8 = np.int64
@@ -60,9 +62,9 @@ class JoinRouter:
         self.specs = list(specs)
         self._load_engine = load_engine
         self._joins = [ThingsJoin(spec) for spec in self.specs]
-        self._things = _Codes()
+        self._things = NameCodes()
         self._names = self._things.names
-        self._quantities = _Codes()
+        self._quantities = NameCodes()
         self._created: list[tuple[int, int]] = []  # (thing code, spec index), in creation order
 
     @property
@@ -90,34 +92,42 @@ class JoinRouter:
 
     def process(
         self,
-        things: np.ndarray,
-        quantities: np.ndarray,
+        things: np.ndarray | CodedNames,
+        quantities: np.ndarray | CodedNames,
         t: np.ndarray,
         v: np.ndarray,
         pos: np.ndarray | None = None,
     ) -> RoutedSteps:
         """Join a batch of records given as columns, in arrival order.
 
-        The steps come spec by spec, each spec's things in order of their first record.
+        Things and quantities are names, or `CodedNames` (faster: each distinct name is looked
+        up once). The steps come spec by spec, each spec's things in order of their first record.
         """
         t = np.asarray(t, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
         pos = np.arange(len(t), dtype=_I8) if pos is None else np.asarray(pos, dtype=_I8)
-        sides = self._sides(np.asarray(quantities))
+        sides = self._sides(quantities)
         selected = np.zeros(len(t), dtype=bool)
         for is_left, is_right in sides:
             selected |= is_left | is_right
         codes = np.full(len(t), -1, dtype=_I8)
         if selected.all():
-            codes = self._things(np.asarray(things).tolist())
+            codes = self._codes(things)
         elif selected.any():
-            codes[selected] = self._things(np.asarray(things)[selected].tolist())
+            at = np.flatnonzero(selected)
+            some = things.take(at) if isinstance(things, CodedNames) else np.asarray(things)[at]
+            codes[at] = self._codes(some)
         parts = []
         for index, (is_left, is_right) in enumerate(sides):
             rows = (np.flatnonzero(is_left), np.flatnonzero(is_right))
             if len(rows[0]) or len(rows[1]):
                 parts.append(self._process_spec(index, rows, codes, t, v, pos))
         return RoutedSteps(parts, self._names)
+
+    def _codes(self, things: np.ndarray | CodedNames) -> np.ndarray:
+        if isinstance(things, CodedNames):
+            return self._things.of(things)
+        return self._things(np.asarray(things).tolist())
 
     def finish(self) -> RoutedSteps:
         """Declare every engine's input finished and return the remaining pairs."""
@@ -136,8 +146,13 @@ class JoinRouter:
         order = [(index, code) for code, index in self._created]
         return RoutedSteps(parts, self._names, order)
 
-    def _sides(self, quantities: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _sides(self, quantities: np.ndarray | CodedNames) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per spec, which records are of its left and of its right quantity."""
+        if isinstance(quantities, CodedNames):  # the sides of each name, then of each record
+            records = np.asarray(quantities.codes)
+            by_name = self._sides(np.asarray(quantities.names, dtype=object))
+            return [(left.take(records), right.take(records)) for left, right in by_name]
+        quantities = np.asarray(quantities)
         if len(self.specs) == 1:
             spec = self.specs[0]
             is_left = quantities == spec.left
@@ -146,7 +161,7 @@ class JoinRouter:
             is_right[rest] = quantities[rest] == spec.right
             return [(is_left, is_right)]
         # one pass over the column, however many specs
-        ids = self._quantities(np.asarray(quantities).tolist())
+        ids = self._quantities(quantities.tolist())
         known = self._quantities([q for spec in self.specs for q in (spec.left, spec.right)])
         return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
 
@@ -173,37 +188,6 @@ class JoinRouter:
         loaded = [(c, e) for c, e in loaded if e is not None]
         if loaded:
             join.insert([c for c, _ in loaded], [e for _, e in loaded])
-
-
-class _Codes:
-    """Small integer codes for hashable names (things, quantities), in order of first sight.
-
-    A plain dict looked up by `itemgetter` (a dict subclass with `__missing__` is slower to look
-    up in); names not seen before are added when a lookup misses.
-    """
-
-    def __init__(self) -> None:
-        self.codes: dict = {}
-        self.names: list = []
-
-    def __call__(self, names: list) -> np.ndarray:
-        if not names:
-            return np.empty(0, dtype=_I8)
-        look_up = itemgetter(*names)
-        try:
-            found = look_up(self.codes)
-        except KeyError:
-            self._add(names)
-            found = look_up(self.codes)
-        if len(names) == 1:
-            found = (found,)
-        return np.fromiter(found, dtype=_I8, count=len(names))
-
-    def _add(self, names: list) -> None:
-        codes = self.codes
-        new = [name for name in dict.fromkeys(names) if name not in codes]  # in order of sight
-        codes.update(zip(new, range(len(self.names), len(self.names) + len(new)), strict=True))
-        self.names += new
 
 
 def _in_order_of_first_row(groups: tuple[Groups, Groups], rows) -> np.ndarray:

@@ -1,0 +1,69 @@
+"""Names given as codes (`CodedNames`) join exactly as names given one by one.
+
+The same records through two routers, one fed names, one fed codes into a dictionary in any
+order and with names no record has: the same steps, the same codes for the same things, the same
+pairs by spec and the same states.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from statestream.join import CodedNames, JoinRouter, export_state
+from statestream.join.names import NameCodes
+from tests.join.test_things import PROPERTY, _columns, assert_same_steps, cases
+
+PAIR_FIELDS = ("left_t", "left_v", "left_pos", "right_t", "right_v", "right_pos", "result")
+
+
+def _coded(names: np.ndarray, rng: np.random.Generator) -> CodedNames:
+    """`names` as codes into a shuffled dictionary that has an unused name too."""
+    dictionary = sorted({str(n) for n in names.tolist()} | {"unused"})
+    rng.shuffle(dictionary)
+    index = {name: k for k, name in enumerate(dictionary)}
+    return CodedNames(np.array([index[n] for n in names.tolist()], dtype=np.int32), dictionary)
+
+
+def _same_output(got, expected) -> None:
+    assert_same_steps(got, expected)
+    assert got.names == expected.names
+    by_spec = [list(s.pairs_by_spec(codes=True)) for s in (got, expected)]
+    assert len(by_spec[0]) == len(by_spec[1])
+    for (spec_g, thing_g, pairs_g), (spec_e, thing_e, pairs_e) in zip(*by_spec, strict=True):
+        assert spec_g == spec_e
+        np.testing.assert_array_equal(thing_g, thing_e)
+        for f in PAIR_FIELDS:
+            np.testing.assert_array_equal(getattr(pairs_g, f), getattr(pairs_e, f))
+
+
+@PROPERTY
+@given(cases(), st.integers(0, 2**32 - 1))
+def test_coded_names_join_as_names(case, seed: int) -> None:
+    specs, records, splits = case
+    rng = np.random.default_rng(seed)
+    by_name, by_code = JoinRouter(specs), JoinRouter(specs)
+    start, k = 0, 0
+    while start < len(records):
+        end = start + splits[k % len(splits)]
+        things, quantities, t, v, pos = _columns(records, start, end)
+        expected = by_name.process(things, quantities, t, v, pos)
+        got = by_code.process(_coded(things, rng), _coded(quantities, rng), t, v, pos)
+        _same_output(got, expected)
+        start, k = end, k + 1
+    _same_output(by_code.finish(), by_name.finish())
+    assert [(key, export_state(e)) for key, e in by_code.engines.items()] == [
+        (key, export_state(e)) for key, e in by_name.engines.items()
+    ]
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), max_size=6))
+def test_codes_of_a_coded_column_equal_those_of_its_names(batches: list[list[str]]) -> None:
+    by_name, by_code = NameCodes(), NameCodes()
+    for names in batches:
+        dictionary = sorted(set(names) | {"z"}, reverse=True)
+        column = CodedNames(np.array([dictionary.index(n) for n in names]), dictionary)
+        assert by_code.of(column).tolist() == by_name(names).tolist()
+        assert column.decoded().tolist() == names
+    assert by_code.names == by_name.names
