@@ -23,6 +23,7 @@ from statestream.join import (
     DUPLICATE,
     LATE,
     MALFORMED,
+    CodedNames,
     JoinedPairs,
     JoinRouter,
     JoinSpec,
@@ -209,12 +210,11 @@ class BucketJoin:
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _names(column: pa.ChunkedArray, order: np.ndarray) -> np.ndarray:
-    """A string column's values in `order`, as an object array that shares one str per name:
-    Arrow finds the distinct names, numpy takes them by index."""
+def _names(column: pa.ChunkedArray, order: np.ndarray) -> CodedNames:
+    """A string column's values in `order`, as codes into its distinct names: Arrow finds
+    them, numpy takes the codes by index, the router looks each name up once."""
     encoded = column.combine_chunks().dictionary_encode()
-    names = encoded.dictionary.to_numpy(zero_copy_only=False)
-    return names[encoded.indices.to_numpy()[order]]
+    return CodedNames(encoded.indices.to_numpy().take(order), encoded.dictionary.to_pylist())
 
 
 def _nullable_ints(frame: pd.DataFrame) -> pd.DataFrame:
