@@ -65,7 +65,9 @@ class JoinRouter:
         self._things = NameCodes()
         self._names = self._things.names
         self._quantities = NameCodes()
-        self._created: list[tuple[int, int]] = []  # (thing code, spec index), in creation order
+        # thing code and spec index of each engine, in creation order (ints: no tuple per
+        # engine for the garbage collector to count)
+        self._created: tuple[list[int], list[int]] = ([], [])
 
     @property
     def engines(self) -> dict[EngineKey, ComplementJoin]:
@@ -73,7 +75,10 @@ class JoinRouter:
 
         Copies: for exporting (`export_state`); a change to one does not reach the router.
         """
-        return {(self._names[c], i): self._joins[i].engine(c) for c, i in self._created}
+        return {
+            (self._names[c], i): self._joins[i].engine(c)
+            for c, i in zip(*self._created, strict=True)
+        }
 
     def engine(self, thing: str, spec_index: int) -> ComplementJoin:
         """A copy of one thing's state for one spec (created, or loaded, if it has none yet)."""
@@ -143,7 +148,7 @@ class JoinRouter:
             )
             for index, join in enumerate(self._joins)
         ]
-        order = [(index, code) for code, index in self._created]
+        order = [(index, code) for code, index in zip(*self._created, strict=True)]
         return RoutedSteps(parts, self._names, order)
 
     def _sides(self, quantities: np.ndarray | CodedNames) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -181,7 +186,8 @@ class JoinRouter:
         if not new:
             return
         join.known[new] = True
-        self._created += [(code, index) for code in new]
+        self._created[0].extend(new)
+        self._created[1].extend([index] * len(new))
         if self._load_engine is None:
             return
         loaded = [(c, self._load_engine(self._names[c], index)) for c in new]
