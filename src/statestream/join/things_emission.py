@@ -125,35 +125,43 @@ def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarra
 
 
 def _next_of_left(sl: TailView, sr: TailView, next_r: np.ndarray, tolerance_ms: float):
-    """Generator 0, r = next_R(l): certain once both are released."""
-    li = np.flatnonzero(next_r < sr.end.take(sl.local))  # an R at or after l in l's thing
-    ri = next_r.take(li)
-    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
-    emit = (
-        (sr.prev_t.take(ri) < lt)
-        & (sl.fresh.take(li) | sr.fresh.take(ri))
-        & _tolerated(lt, rt, tolerance_ms)
-    )
-    return _where(li, ri, emit)
+    """Generator 0, r = next_R(l): certain once both are released.
+
+    Most l have an R after them: the checks run over all l (their columns need no gather),
+    those without one are masked out.
+    """
+    ri = np.minimum(next_r, len(sr.keys) - 1)
+    lt = sl.rows.t
+    emit = next_r < sr.end.take(sl.local)  # an R at or after l in l's thing
+    emit &= sr.prev_t.take(ri) < lt
+    emit &= sl.fresh | sr.fresh.take(ri)
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, sr.rows.t.take(ri), tolerance_ms)
+    li = np.flatnonzero(emit)
+    return li, next_r.take(li)
 
 
 def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: float):
-    """Generator 1, r = prev_R(l), where r = next_R(l) does not hold."""
-    li = np.flatnonzero(prev_r >= sr.start.take(sl.local))  # an R at or before l in l's thing
-    ri = prev_r.take(li)
-    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
+    """Generator 1, r = prev_R(l), where r = next_R(l) does not hold (over all l, as
+    generator 0)."""
+    ri = np.maximum(prev_r, 0)
+    lt, rt = sl.rows.t, sr.rows.t.take(ri)
     tied = rt == lt
-    keep = ~(tied & (sr.prev_t.take(ri) < lt))
-    via_next = sl.prev_t.take(li) < rt  # l = next_L(r)
-    via_prev_l = tied & (sl.next_t.take(li) > rt)  # l = prev_L(r)
-    thing = sl.local.take(li)
+    via_next = sl.prev_t < rt  # l = next_L(r)
+    via_prev_l = tied & (sl.next_t > rt)  # l = prev_L(r)
+    thing = sl.local
     now = via_next | (sr.wm_now.take(thing) > lt) | (via_prev_l & (sl.wm_now.take(thing) > rt))
     before = (
         via_next | (sr.wm_before.take(thing) > lt) | (via_prev_l & (sl.wm_before.take(thing) > rt))
     )
-    fresh = sl.fresh.take(li) | sr.fresh.take(ri)
-    emit = keep & now & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
-    return _where(li, ri, emit)
+    emit = prev_r >= sr.start.take(thing)  # an R at or before l in l's thing
+    emit &= ~(tied & (sr.prev_t.take(ri) < lt))
+    emit &= now
+    emit &= sl.fresh | sr.fresh.take(ri) | ~before
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
+    li = np.flatnonzero(emit)
+    return li, prev_r.take(li)
 
 
 def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
