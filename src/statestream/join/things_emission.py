@@ -165,16 +165,19 @@ def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: 
 
 
 def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
-    """Generator 2, l = next_L(r), where neither relation of l holds."""
-    ri = np.flatnonzero(next_l < sl.end.take(sr.local))
-    li = next_l.take(ri)
-    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
-    tied = lt == rt
-    keep = (
-        (sl.prev_t.take(li) < rt) & ~(tied & (sr.prev_t.take(ri) < lt)) & ~(sr.next_t.take(ri) > lt)
-    )
-    emit = keep & (sl.fresh.take(li) | sr.fresh.take(ri)) & _tolerated(lt, rt, tolerance_ms)
-    return _where(li, ri, emit)
+    """Generator 2, l = next_L(r), where neither relation of l holds (over all r, as
+    generator 0 over all l)."""
+    li = np.minimum(next_l, len(sl.keys) - 1)
+    lt, rt = sl.rows.t.take(li), sr.rows.t
+    emit = next_l < sl.end.take(sr.local)  # an L at or after r in r's thing
+    emit &= sl.prev_t.take(li) < rt
+    emit &= ~((lt == rt) & (sr.prev_t < lt))
+    emit &= sr.next_t <= lt  # times are finite or ±inf, never NaN
+    emit &= sl.fresh.take(li) | sr.fresh
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
+    ri = np.flatnonzero(emit)
+    return next_l.take(ri), ri
 
 
 def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms: float):
