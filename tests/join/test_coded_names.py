@@ -8,6 +8,7 @@ pairs by spec and the same states.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -67,3 +68,9 @@ def test_codes_of_a_coded_column_equal_those_of_its_names(batches: list[list[str
         assert by_code.of(column).tolist() == by_name(names).tolist()
         assert column.decoded().tolist() == names
     assert by_code.names == by_name.names
+
+
+@pytest.mark.parametrize("codes", [[0, -1], [0, 2]])
+def test_a_code_outside_the_names_is_refused(codes: list[int]) -> None:
+    with pytest.raises(ValueError, match="must index"):
+        CodedNames(np.array(codes), ["m1", "m2"])

@@ -37,6 +37,14 @@ class CodedNames:
     codes: np.ndarray
     names: Sequence
 
+    def __post_init__(self) -> None:
+        codes = np.asarray(self.codes)
+        if len(codes) and (codes.min() < 0 or codes.max() >= len(self.names)):
+            raise ValueError(
+                "each code must index `names` (0 … len(names) − 1); a missing name (an Arrow "
+                "null, a pandas code of -1) has none: drop or name such records first"
+            )
+
     def __len__(self) -> int:
         return len(self.codes)
 
