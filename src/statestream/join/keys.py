@@ -109,9 +109,11 @@ class TimeKeys:
 
     def stored(self, things: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Keys of times that were among those given (a shorter way to the same keys)."""
-        if self.local is not None:
-            things = self.local.take(things)
-        base = things * np.int64(self.span)
+        return self.stored_local(things if self.local is None else self.local.take(things), t)
+
+    def stored_local(self, local: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """`stored` for things given as their local index (0 … things − 1)."""
+        base = local * np.int64(self.span)
         if self._mode == "whole":
             offset = 2.0 * (t - self.low)
             offset += 1.0

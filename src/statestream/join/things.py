@@ -186,17 +186,18 @@ class ThingsJoin:
             self.left.finished[touched] = self.right.finished[touched] = True
         fresh = (release(self.left, disorder), release(self.right, disorder))
         now = (self.left.watermark(touched, disorder), self.right.watermark(touched, disorder))
+        local = [self._local.take(table.tail.thing) for table in (self.left, self.right)]
         sides = [
             TailView.of(
                 table.tail,
-                self._local.take(table.tail.thing),
-                keys.stored(table.tail.thing, table.tail.t),
+                mine,
+                keys.stored_local(mine, table.tail.t),
                 new,
                 table.head_prev_t,
                 (wm_before, wm_now),
             )
-            for table, new, wm_before, wm_now in zip(
-                (self.left, self.right), fresh, before, now, strict=True
+            for table, mine, new, wm_before, wm_now in zip(
+                (self.left, self.right), local, fresh, before, now, strict=True
             )
         ]
         li, ri = newly_certain_pairs(sides[0], sides[1], keys, spec.tolerance_ms)
