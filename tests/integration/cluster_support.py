@@ -31,7 +31,7 @@ from statestream.services._process import command_line, read_pid
 from statestream.services.topics import TopicSpec, replicated
 from statestream.stats.reference import latest_results, power_frame, reference_statistics
 from tests.integration.test_join_job import _read_json
-from tests.support import granted, run_cli
+from tests.support import TEST_JVM_ENVIRONMENT, granted, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 _BATCH = re.compile(r"^batch (\d+): ([\d,]+) in")
@@ -85,8 +85,9 @@ def cluster_environment(data_dir: Path) -> dict[str, str]:
 
 
 def clean_environment() -> dict[str, str]:
-    """This process's environment without statestream's settings."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("STATESTREAM_")}
+    """This process's environment without statestream's settings (but the suite's JVM options)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("STATESTREAM_")}
+    return {**clean, **TEST_JVM_ENVIRONMENT}
 
 
 def cluster_settings(env: dict[str, str]) -> Settings:

@@ -87,6 +87,16 @@ def test_spark_options(tmp_path: Path) -> None:
     assert "log4j2.properties" in options["spark.driver.extraJavaOptions"]
 
 
+@pytest.mark.parametrize("java_options", ["", "-XX:TieredStopAtLevel=1 -Xss4m"])
+def test_java_options_go_to_the_driver_and_the_executors(tmp_path: Path, java_options: str) -> None:
+    settings = load_settings(paths={"data_dir": tmp_path}, spark={"java_options": java_options})
+    options = spark_options(settings)
+    driver = options["spark.driver.extraJavaOptions"].split()
+    assert driver[0].startswith("-Dlog4j2.configurationFile=file:")  # ours stays first
+    assert driver[1:] == java_options.split()
+    assert options.get("spark.executor.extraJavaOptions", "").split() == java_options.split()
+
+
 def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("JAVA_HOME", raising=False)

@@ -144,6 +144,12 @@ class SparkSettings(_Section):
     ui_enabled: bool = False
     log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
     driver_memory: str = "2g"
+    java_options: str = Field(
+        "",
+        description="extra options of Spark's driver and executor JVMs; e.g. "
+        "-XX:TieredStopAtLevel=1 starts short runs faster but makes long ones slower "
+        "(the test suite's choice)",
+    )
     extra_conf: dict[str, str] = Field(default_factory=dict)
     patches: bool = Field(
         True,

@@ -89,6 +89,7 @@ def spark_options(
     """
     spark = settings.spark
     log4j = resources.files("statestream.jobs") / "log4j2.properties"
+    java = spark.java_options.strip()
     return {
         "spark.app.name": app_name or spark.app_name,
         "spark.jars": ",".join(str(jar) for jar in statestream_jars(settings)),
@@ -109,7 +110,8 @@ def spark_options(
         # fewer, bigger batches took a third off the Python side of a 500 k-record batch
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         "spark.driver.memory": spark.driver_memory,
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} {java}".strip(),
+        **({"spark.executor.extraJavaOptions": java} if java else {}),
         # the worker daemon, the grouped rows, local-fs: statestream.spark.patches (spark.patches)
         **patches.spark_conf(settings, new_driver=new_driver),
         **spark.extra_conf,
