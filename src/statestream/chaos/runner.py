@@ -177,7 +177,7 @@ class ChaosRun:
             values = read_committed(self.settings, self.settings.topics.machine_data)
             if expected <= {record_key(_json(v)) for v in values}:
                 return
-            time.sleep(5.0)
+            time.sleep(1.0)
 
     def _progress(self, now: float) -> str:
         kills = sum(part.counts.kills for part in self.parts.values())
