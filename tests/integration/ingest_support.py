@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from statestream import testing
 from statestream.config import Settings
 from statestream.ingest import (
     IngestPipeline,
@@ -132,35 +133,9 @@ def wait_for_records(settings: Settings, topic: str, count: int, timeout_s: floa
 
 
 def read_records(settings: Settings, topic: str) -> list[tuple[str | None, bytes]]:
-    """Every (key, value) on `topic`, partition by partition in log order."""
-    consumer = Consumer(
-        {
-            **settings.kafka.client_config(),
-            "group.id": f"reader-{topic}-{time.monotonic_ns()}",
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": True,
-        }
-    )
-    try:
-        partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
-        consumer.subscribe([topic])
-        records: list[tuple[str | None, bytes]] = []
-        at_end: set[int] = set()
-        deadline = time.monotonic() + 60
-        while len(at_end) < partitions and time.monotonic() < deadline:
-            message = consumer.poll(1.0)
-            if message is None:
-                continue
-            if message.error():
-                if message.error().code() != KafkaError._PARTITION_EOF:
-                    raise RuntimeError(message.error().str())
-                at_end.add(message.partition())
-                continue
-            key = message.key()
-            records.append((key.decode() if key is not None else None, message.value()))
-        return records
-    finally:
-        consumer.close()
+    """Every (key, value) on `topic` (transactions' records too), each partition in log order."""
+    records = testing.read_records(settings, topic, isolation="read_uncommitted")
+    return [(key.decode() if key is not None else None, value) for _, key, value in records]
 
 
 class CuttableProxy:
