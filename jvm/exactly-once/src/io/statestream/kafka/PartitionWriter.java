@@ -38,6 +38,8 @@ final class PartitionWriter implements DataWriter<InternalRow> {
     this.options = options;
     this.partition = partition;
     this.batchId = batchId;
+    // the producer's start (login, fencing, marker) overlaps the task's computation
+    TransactionalPartition.of(options, partition).prepare();
   }
 
   @Override
