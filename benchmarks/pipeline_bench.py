@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
@@ -44,6 +45,7 @@ from benchmarks.pipeline_input import (
     expected_pairs,
     pair_keys_from_json,
     produce,
+    record_producer,
     scaled_sample,
     slice_size,
 )
@@ -84,6 +86,7 @@ class _BenchRun:
     options: PipelineBenchOptions
     tmp: Path
     say: Say
+    producer: Producer  # one for all parts: the latency and burst parts send on a running one
 
     def settings_of(self, part: str) -> Settings:
         """The settings with `part`'s topics as the join's input and outputs."""
@@ -125,7 +128,9 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
     ):
         say(f"scaling the sample to {options.records:,} records")
         records = scaled_sample(options.records)
-        bench = _BenchRun(spark, settings, names, options, Path(tmp), say)
+        bench = _BenchRun(
+            spark, settings, names, options, Path(tmp), say, record_producer(settings)
+        )
         expected = expected_pairs(records, bench.specs(records))
         gc.freeze()  # the bench's own millions of objects: not for the writer's collections
         ResultSizes.install(spark)
@@ -191,7 +196,7 @@ def _topics(settings: Settings, run_id: str) -> Iterator[dict[str, str]]:
 def _warm_up(bench: _BenchRun, records: ScaledRecords) -> dict:
     """Join `records` on the warm-up topics; the seconds it took."""
     bench.say(f"warming up: joining {len(records):,} records on topics of their own")
-    produce(bench.settings, bench.names["warmup_in"], records)
+    produce(bench.settings, bench.names["warmup_in"], records, producer=bench.producer)
     _, seconds, _ = _join_all(bench, "warmup")
     return {"warmup_records": len(records), "warmup_seconds": round(seconds, 2)}
 
@@ -219,7 +224,7 @@ def _join_all(
 
 def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame) -> dict:
     bench.say(f"producing {len(records):,} records of {records.thing_count} machines to Kafka")
-    produce(bench.settings, bench.names["throughput_in"], records)
+    produce(bench.settings, bench.names["throughput_in"], records, producer=bench.producer)
     per_batch = bench.options.max_offsets_per_trigger
     bench.say(f"joining them (availableNow, ≤ {per_batch:,} records per batch)")
     progress, seconds, result_bytes = _join_all(bench, "throughput", per_batch)
@@ -279,7 +284,11 @@ def _latency(bench: _BenchRun) -> dict:
         assert options.checkpoint is not None
         with CheckpointSizes(options.checkpoint) as checkpoint:
             sent_at = produce(
-                bench.settings, bench.names["latency_in"], records, rate=bench.options.latency_rate
+                bench.settings,
+                bench.names["latency_in"],
+                records,
+                rate=bench.options.latency_rate,
+                producer=bench.producer,
             )
         watcher.wait_for(len(certain), timeout_s=60)
     finally:
@@ -329,7 +338,7 @@ def _baseline(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame) 
     if count < len(records):
         records = records.head(count)
         expected = expected_pairs(records, bench.specs(records))
-    produce(bench.settings, bench.names["baseline_in"], records)
+    produce(bench.settings, bench.names["baseline_in"], records, producer=bench.producer)
     bench.say(
         f"baseline: Spark's stream-stream join on the first {count:,} records, "
         f"±{bench.options.baseline_range_s} s, watermark {bench.options.baseline_watermark_s} s"

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Protocol
 
 import numpy as np
+from confluent_kafka import Producer
 
 from benchmarks.pair_watcher import PairWatcher
 from benchmarks.pipeline_input import ScaledRecords, joined_slices, produce
@@ -38,6 +39,7 @@ class BenchRun(Protocol):  # what `pipeline_bench._BenchRun` offers this part
     spark: object
     settings: Settings
     names: dict[str, str]
+    producer: Producer
 
     def say(self, text: str) -> None: ...
     def specs(self, records: ScaledRecords) -> list[JoinSpec]: ...
@@ -94,7 +96,7 @@ def burst(bench: BenchRun, pairs: int) -> dict:
         f"burst: {len(held):,} records held by the join, then {len(release):,} records "
         f"that make {expected:,} pairs certain at once"
     )
-    produce(bench.settings, bench.names["burst_in"], held)
+    produce(bench.settings, bench.names["burst_in"], held, producer=bench.producer)
     query = start_join_query(bench.spark, bench.settings_of("burst"), options)
     watcher = PairWatcher(bench.settings, bench.names["burst_out"])
     watcher.start()
@@ -105,7 +107,7 @@ def burst(bench: BenchRun, pairs: int) -> dict:
         time.sleep(1.0)  # their pairs (one per thing) committed and seen
         before = watcher.count
         sent = time.time()
-        produce(bench.settings, bench.names["burst_in"], release)
+        produce(bench.settings, bench.names["burst_in"], release, producer=bench.producer)
         watcher.wait_for(before + expected, WAIT_S)
     finally:
         watcher.stop()
