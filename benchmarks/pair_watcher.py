@@ -23,6 +23,11 @@ class PairWatcher:
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
                 "fetch.wait.max.ms": 10,
+                # librdkafka pauses a partition's fetching for fetch.queue.backoff.ms (1 s)
+                # when its queue holds queued.min.messages (100,000): a burst's partition may
+                # hold more, and its last pairs were then seen ~1 s late
+                "queued.min.messages": 1_000_000,
+                "fetch.queue.backoff.ms": 10,
             }
         )
         self._consumer.subscribe([topic])
