@@ -19,7 +19,8 @@ import numpy as np
 import pyarrow as pa
 
 from benchmarks.baseline_join import BaselineJoin
-from statestream.join import CodedNames, ComplementJoin, JoinRouter, JoinSpec, SeriesBatch
+from statestream.join import ComplementJoin, JoinRouter, JoinSpec, SeriesBatch
+from statestream.spark._bucket_join import arrow_coded_names
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/statestream/data/machine_events.jsonl"
 SAMPLE_SPEC = JoinSpec("actSpeed_C11", "vaTorque_C11", "vaPower_C11", function="power")
@@ -159,7 +160,7 @@ def engine_single(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figur
 
 def engine_many(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures:
     """The router on batches of Arrow string columns, as Spark's Arrow batches bring them: the
-    timed region includes dictionary-encoding things and quantities (`_coded`)."""
+    timed region includes dictionary-encoding things and quantities (`arrow_coded_names`)."""
     router, pairs, peak = JoinRouter([spec]), 0, 0
     quantities = np.where(columns.is_left, spec.left, spec.right).astype(object)
     batches = [
@@ -169,17 +170,13 @@ def engine_many(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures
     started = time.perf_counter()
     for k, (things, names) in enumerate(batches):
         part = slice(k * batch, (k + 1) * batch)
-        steps = router.process(_coded(things), _coded(names), columns.t[part], columns.v[part])
+        steps = router.process(
+            arrow_coded_names(things), arrow_coded_names(names), columns.t[part], columns.v[part]
+        )
         pairs += steps.pair_count  # the per-thing steps are built only when read
         peak = max(peak, router.state_size)
     pairs += router.finish().pair_count
     return Figures(len(columns), pairs, time.perf_counter() - started, peak)
-
-
-def _coded(strings: pa.Array) -> CodedNames:
-    """A string column as codes into its distinct names (Arrow's dictionary encoding)."""
-    encoded = strings.dictionary_encode()
-    return CodedNames(encoded.indices.to_numpy(), encoded.dictionary.to_pylist())
 
 
 def baseline(columns: Columns, spec: JoinSpec) -> Figures:

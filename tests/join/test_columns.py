@@ -10,14 +10,15 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statestream.join.router import JoinRouter, _Codes
+from statestream.join.names import NameCodes
+from statestream.join.router import JoinRouter
 from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows, SeriesTable
 from statestream.join.things_emission import _neighbours
 
 
 def test_codes_are_given_in_order_of_first_sight_across_calls() -> None:
-    codes = _Codes()
+    codes = NameCodes()
     assert codes(["b", "a", "b"]).tolist() == [0, 1, 0]
     assert codes(["a"]).tolist() == [1]
     assert codes(["c", "a", "d", "c"]).tolist() == [2, 1, 3, 2]
@@ -27,7 +28,7 @@ def test_codes_are_given_in_order_of_first_sight_across_calls() -> None:
 
 @given(st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), max_size=6))
 def test_codes_equal_a_dict_filled_in_order(batches: list[list[str]]) -> None:
-    codes, expected = _Codes(), {}
+    codes, expected = NameCodes(), {}
     for names in batches:
         got = codes(names).tolist()
         assert got == [expected.setdefault(n, len(expected)) for n in names]

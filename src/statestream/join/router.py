@@ -28,8 +28,6 @@ from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows
 from statestream.join.things import ThingsJoin, ThingsStep
 
-_Codes = NameCodes  # the name tests know it by
-
 EngineKey = tuple[str, int]  # (thing, index of the spec)
 _I8 = np.int64
 

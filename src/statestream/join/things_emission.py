@@ -158,8 +158,7 @@ def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: 
     emit &= ~(tied & (sr.prev_t.take(ri) < lt))
     emit &= now
     emit &= sl.fresh | sr.fresh.take(ri) | ~before
-    if np.isfinite(tolerance_ms):
-        emit &= _tolerated(lt, rt, tolerance_ms)
+    emit &= _tolerated(lt, rt, tolerance_ms)
     li = np.flatnonzero(emit)
     return li, prev_r.take(li)
 
@@ -174,8 +173,7 @@ def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms:
     emit &= ~((lt == rt) & (sr.prev_t < lt))
     emit &= sr.next_t <= lt  # times are finite or ±inf, never NaN
     emit &= sl.fresh.take(li) | sr.fresh
-    if np.isfinite(tolerance_ms):
-        emit &= _tolerated(lt, rt, tolerance_ms)
+    emit &= _tolerated(lt, rt, tolerance_ms)
     ri = np.flatnonzero(emit)
     return next_l.take(ri), ri
 

@@ -91,8 +91,8 @@ class BucketJoin:
         router = JoinRouter(self.specs)
         steps = [
             router.process(
-                _names(table.column("thing"), order),
-                _names(table.column("quantity"), order),
+                arrow_coded_names(table.column("thing"), order),
+                arrow_coded_names(table.column("quantity"), order),
                 t.astype(np.float64) * self.to_ms,
                 table.column("v").to_numpy()[order].astype(np.float64, copy=False),
             )
@@ -210,11 +210,16 @@ class BucketJoin:
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _names(column: pa.ChunkedArray, order: np.ndarray) -> CodedNames:
-    """A string column's values in `order`, as codes into its distinct names: Arrow finds
-    them, numpy takes the codes by index, the router looks each name up once."""
-    encoded = column.combine_chunks().dictionary_encode()
-    return CodedNames(encoded.indices.to_numpy().take(order), encoded.dictionary.to_pylist())
+def arrow_coded_names(
+    column: pa.Array | pa.ChunkedArray, order: np.ndarray | None = None
+) -> CodedNames:
+    """A string column's values (in `order`, if given) as codes into its distinct names: Arrow
+    finds them, numpy takes the codes by index, the router looks each name up once."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    encoded = column.dictionary_encode()
+    codes = encoded.indices.to_numpy()
+    return CodedNames(codes if order is None else codes.take(order), encoded.dictionary.to_pylist())
 
 
 def _nullable_ints(frame: pd.DataFrame) -> pd.DataFrame:
