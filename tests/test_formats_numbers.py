@@ -1,4 +1,4 @@
-"""JSON numbers: the vectorized conversion gives exactly the text of the one-value conversion."""
+"""JSON numbers: the vectorized conversions give exactly the text of the one-value conversion."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from statestream.formats import json_number, json_numbers
+from statestream.pair_json import json_number_column
 
 SPECIAL = [
     0.0,
@@ -36,3 +37,15 @@ def test_json_numbers_equal_json_number(values: list[float]) -> None:
 
 def test_special_values() -> None:
     assert json_numbers(np.array(SPECIAL)) == [json_number(v) for v in SPECIAL]
+
+
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from(SPECIAL)))
+def test_json_number_column_equals_json_numbers(values: list[float]) -> None:
+    column = np.array(values, dtype=np.float64)
+    assert json_number_column(column).to_pylist() == json_numbers(column)
+
+
+def test_json_number_column_of_integral_and_fractional_values() -> None:
+    column = np.array([1554096380468.0, 100.0, -0.0, 0.05, 10.0, 1e-7, float("nan"), 7.0])
+    assert json_number_column(column).to_pylist() == json_numbers(column)
+    assert json_number_column(column).to_pylist()[:4] == ["1554096380468", "100", "0", "0.05"]

@@ -3,7 +3,7 @@
 In: a *narrow* machine record `{"thing", "quantity", "phenomenonTime", "result"}` (the seed's
 Kafka record) or a *wide* row `{"Thing", "Timestamp", <quantity>: <value>, …}` (the seed's sample
 file), which stands for one narrow record per quantity, in the row's key order.
-Out: a joined pair in the spec's output format.
+Out: a joined pair in the spec's output format, written by `statestream.pair_json`.
 
 `read_wide_row` is the one reader of wide rows: the offline join, the Spark join's reasons and
 the MQTT connector all use it. A row's Timestamp may be epoch seconds, milliseconds,
@@ -20,13 +20,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import orjson
-
-if TYPE_CHECKING:
-    from statestream.join import JoinedPairs, JoinSpec
 
 WIDE_ROW_NON_QUANTITIES = frozenset({"Thing", "Timestamp", "id"})
 
@@ -233,35 +230,3 @@ def json_numbers(values: np.ndarray) -> list[str]:
         if column:
             texts[chosen] = orjson.dumps(column).decode()[1:-1].split(",")
     return texts.tolist()
-
-
-def pair_json_lines(thing: str, spec: JoinSpec, pairs: JoinedPairs) -> list[str]:
-    """The pairs one engine step emitted, in the spec's output format, one JSON text each."""
-    return pair_json_texts(np.full(len(pairs), thing, dtype=object), spec, pairs)
-
-
-def pair_json_texts(things: np.ndarray, spec: JoinSpec, pairs: JoinedPairs) -> list[str]:
-    """Pairs of many things (`things`: each pair's thing) in the spec's output format.
-
-    Each number column becomes JSON text in one call for all things (`json_numbers`), so a
-    batch's pairs cost the same whether they belong to one thing or to thousands.
-    """
-    quantity = f'"quantity": {json.dumps(spec.result)}, '
-    heads = {t: f'{{"thing": {json.dumps(t)}, {quantity}' for t in set(things.tolist())}
-    left_q = f'"left": {{"quantity": {json.dumps(spec.left)}, "phenomenonTime": '
-    right_q = f'"right": {{"quantity": {json.dumps(spec.right)}, "phenomenonTime": '
-    columns = (
-        pairs.time,
-        pairs.result,
-        pairs.left_t,
-        pairs.left_v,
-        pairs.right_t,
-        pairs.right_v,
-    )
-    return [
-        f'{heads[th]}"phenomenonTime": {t}, "result": {res}, '
-        f'{left_q}{lt}, "result": {lv}}}, {right_q}{rt}, "result": {rv}}}}}'
-        for th, t, res, lt, lv, rt, rv in zip(
-            things.tolist(), *(json_numbers(c) for c in columns), strict=True
-        )
-    ]

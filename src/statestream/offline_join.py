@@ -14,8 +14,9 @@ from typing import IO
 import numpy as np
 
 from statestream.bad_input import late_record, to_json
-from statestream.formats import RecordColumns, pair_json_lines, parse_line
+from statestream.formats import RecordColumns, parse_line
 from statestream.join import DUPLICATE, LATE, MALFORMED, JoinRouter, JoinSpec, RoutedStep
+from statestream.pair_json import pair_json_lines
 
 CHUNK_LINES = 50_000
 

@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 
-from statestream.formats import pair_json_lines, pair_json_texts
 from statestream.jobs.output_rows import OutputRows, records
-from statestream.join import JoinedPairs, JoinSpec
+from statestream.join import CodedNames, JoinedPairs, JoinSpec
+from statestream.pair_json import pair_json_block, pair_json_lines, pair_json_texts, thing_runs
 
 SPEC = JoinSpec("actSpeed_C11", "vaTorque_C11", "vaPower_C11", function="power")
 
@@ -65,3 +65,22 @@ def test_no_pairs_add_no_row() -> None:
     rows = OutputRows()
     rows.add_runs("pair", "out", np.array([], dtype=object), [])
     assert rows.frame({}, "records long")["kind"].tolist() == ["figures"]
+
+
+def test_a_block_of_coded_things_packs_as_texts_and_runs_do() -> None:
+    names = ["R1", 'M"2', "ä"]
+    codes = np.array([0, 0, 0, 1, 1, 0, 2, 2, 2, 2])
+    pairs = _pairs(len(codes), seed=4)
+    things = np.asarray(names, dtype=object)[codes]
+    by_texts = OutputRows()
+    by_texts.add_runs("pair", "out", things + ".p", pair_json_texts(things, SPEC, pairs))
+    by_block = OutputRows()
+    runs = [(f"{names[code]}.p", n) for code, n in thing_runs(codes)]
+    by_block.add_block("pair", "out", runs, pair_json_block(CodedNames(codes, names), SPEC, pairs))
+    figures = {"records": 1}
+    a, b = by_texts.frame(figures, "records long"), by_block.frame(figures, "records long")
+    assert a.drop(columns="values").equals(b.drop(columns="values"))
+    assert a["values"][0] == b["values"][0]
+    assert by_block.count("pair") == len(codes)
+    texts = [value.decode() for _, _, value in records("out", b["keys"][0], b["values"][0])]
+    assert [json.loads(text)["thing"] for text in texts] == things.tolist()

@@ -20,7 +20,6 @@ import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from statestream.bad_input import dead_letter, late_record, to_json
-from statestream.formats import pair_json_texts
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows
 from statestream.jobs.stored_engines import MAP_STATE, StoredEngines
@@ -28,11 +27,13 @@ from statestream.join import (
     DUPLICATE,
     LATE,
     MALFORMED,
+    CodedNames,
     JoinRouter,
     JoinSpec,
     RoutedSteps,
     SpecTemplate,
 )
+from statestream.pair_json import pair_json_block, thing_runs
 
 FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
 OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
@@ -112,11 +113,11 @@ class _Output:
     def steps(self, steps: RoutedSteps, frame: pd.DataFrame) -> None:
         """The pairs, late and malformed records of one call's steps, all things of a spec at
         once (keys `thing.result`, each thing's pairs in a row, in emission order)."""
-        for spec, things, pairs in steps.pairs_by_spec():
-            keys = things + f".{spec.result}"
-            self.rows.add_runs(
-                "pair", self.topics.pairs, keys, pair_json_texts(things, spec, pairs)
-            )
+        names = steps.names
+        for spec, things, pairs in steps.pairs_by_spec(codes=True):
+            runs = [(f"{names[code]}.{spec.result}", n) for code, n in thing_runs(things)]
+            block = pair_json_block(CodedNames(things, names), spec, pairs)
+            self.rows.add_block("pair", self.topics.pairs, runs, block)
             self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
         for spec, series, rows, verdicts in steps.verdicts_by_spec():
             self.duplicates += int(np.count_nonzero(verdicts.codes == DUPLICATE))

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import numpy as np
 import orjson
@@ -43,28 +44,37 @@ class OutputRows:
     """The records of one call, by kind and topic."""
 
     def __init__(self) -> None:
-        self._groups: dict[tuple[str, str], tuple[list[list], list[str]]] = {}
+        self._groups: dict[tuple[str, str], _Group] = {}
 
     def add(self, kind: str, topic: str, key: str | None, value: str) -> None:
         self.add_many(kind, topic, key, [value])
 
     def add_many(self, kind: str, topic: str, key: str | None, values: list[str]) -> None:
         """Records of one kind, topic and key, one per value (a JSON text)."""
-        if not values:
-            return
-        runs, group_values = self._groups.setdefault((kind, topic), ([], []))
-        _append_run(runs, key, len(values))
-        group_values.extend(values)
+        if values:
+            self.add_block(kind, topic, [(key, len(values))], "\n".join(values).encode())
 
     def add_runs(self, kind: str, topic: str, keys: np.ndarray, values: list[str]) -> None:
         """Records of one kind and topic, `keys[i]` the key of `values[i]` (an object array)."""
         if not values:
             return
-        runs, group_values = self._groups.setdefault((kind, topic), ([], []))
         bounds = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
-        for start, end in itertools.pairwise(bounds):
-            _append_run(runs, keys[start], end - start)
-        group_values.extend(values)
+        runs = [(keys[start], end - start) for start, end in itertools.pairwise(bounds)]
+        self.add_block(kind, topic, runs, "\n".join(values).encode())
+
+    def add_block(
+        self, kind: str, topic: str, runs: list[tuple[str | None, int]], block: bytes
+    ) -> None:
+        """Records of one kind and topic already packed: `block` holds their values, one a line
+        (UTF-8, no newline after the last), `runs` their keys as (key, how many in a row)."""
+        count = sum(n for _, n in runs)
+        if count == 0:
+            return
+        group = self._groups.setdefault((kind, topic), _Group())
+        for key, n in runs:
+            _append_run(group.runs, key, n)
+        group.blocks.append(block)
+        group.count += count
 
     def add_dead_letters(
         self, stage: Stage, topic: str, source_topic: str, rejects: pd.DataFrame
@@ -89,14 +99,14 @@ class OutputRows:
         self.add_many("malformed", topic, None, values)
 
     def count(self, kind: str) -> int:
-        return sum(len(values) for (k, _), (_, values) in self._groups.items() if k == kind)
+        return sum(group.count for (k, _), group in self._groups.items() if k == kind)
 
     def frame(self, figures: dict[str, float], figure_columns: str) -> pd.DataFrame:
         """One row per kind and topic, then the `figures` row (`figure_columns`: their DDL)."""
         rows: dict[str, list] = {"kind": [], "topic": [], "count": [], "keys": [], "values": []}
         packed = [
-            (kind, topic, len(values), _json_array(runs), "\n".join(values).encode())
-            for (kind, topic), (runs, values) in self._groups.items()
+            (kind, topic, group.count, _json_array(group.runs), b"\n".join(group.blocks))
+            for (kind, topic), group in self._groups.items()
         ]
         for row in [*packed, ("figures", "", 0, "[]", b"")]:
             for name, item in zip(rows, row, strict=True):
@@ -110,6 +120,15 @@ class OutputRows:
             else:
                 frame[name] = pd.array([None] * empty + [figures.get(name)], dtype="Int64")
         return frame
+
+
+@dataclass
+class _Group:
+    """The records of one kind and topic: their keys' runs and their values' blocks."""
+
+    runs: list[list] = field(default_factory=list)
+    blocks: list[bytes] = field(default_factory=list)
+    count: int = 0
 
 
 def records(topic: str, keys: str, values: bytes) -> Iterator[tuple[str, str | None, bytes]]:
