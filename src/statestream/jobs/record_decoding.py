@@ -32,13 +32,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import orjson
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from statestream.formats import narrow_record
+
+_RECORD_FIELDS = [itemgetter(name) for name in ("thing", "quantity", "phenomenonTime", "result")]
+_NUMBERS = {"integer", "floating", "mixed-integer-float"}
 
 RecordOrReason = tuple[str, str, float, float] | str
 
@@ -104,30 +109,34 @@ def decode_values(values: Sequence[bytes | None], envelope: str) -> dict[str, np
 
 
 def _plain_json_columns(values: Sequence[bytes | None]) -> dict[str, np.ndarray] | None:
-    """The fast path for plain JSON: the columns when every value is a good record, else None."""
-    loads = orjson.loads
+    """The fast path for plain JSON: the columns when every value is a good record, else None.
+
+    C calls over the values (orjson, then each field by `itemgetter`), and pandas' type
+    inference over each column; anything unusual goes the slow way, value by value.
+    """
+    if len(values) == 0:
+        return _columns([])
     try:
-        objects = [loads(value) for value in values]
-        things = [obj["thing"] for obj in objects]
-        quantities = [obj["quantity"] for obj in objects]
-        times = [obj["phenomenonTime"] for obj in objects]
-        results = [obj["result"] for obj in objects]
+        objects = list(map(orjson.loads, values))
+        things, quantities, times, results = (
+            np.fromiter(map(field, objects), dtype=object, count=len(objects))
+            for field in _RECORD_FIELDS
+        )
     except (orjson.JSONDecodeError, TypeError, KeyError):
-        return None
-    if not set(map(type, things)) | set(map(type, quantities)) <= {str}:
-        return None  # e.g. a list as the quantity, which is not even hashable
-    if "" in set(things) | set(quantities):
-        return None
-    if not set(map(type, times)) | set(map(type, results)) <= {int, float}:
-        return None
-    t = np.asarray(times, dtype=np.float64)
+        return None  # not JSON, no object (a getter of a list or text), or a field missing
+    for names in (things, quantities):
+        if infer_dtype(names, skipna=False) != "string" or (names == "").any():
+            return None  # e.g. a list as the quantity, which is not even hashable
+    if not {infer_dtype(times, skipna=False), infer_dtype(results, skipna=False)} <= _NUMBERS:
+        return None  # booleans, nulls, texts
+    t = times.astype(np.float64)
     if not np.isfinite(t).all():
         return None
     return {
-        "thing": np.asarray(things, dtype=object),
-        "quantity": np.asarray(quantities, dtype=object),
+        "thing": things,
+        "quantity": quantities,
         "t": t,
-        "v": np.asarray(results, dtype=np.float64),
+        "v": results.astype(np.float64),
         "reason": np.full(len(things), None, dtype=object),
     }
 
