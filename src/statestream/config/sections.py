@@ -249,7 +249,7 @@ class JoinSettings(_Section):
         description="things are grouped into this many buckets "
         "(a multiple of the shuffle partitions spreads them evenly)",
     )
-    trigger_interval_s: float = Field(0.25, gt=0, description="seconds between micro-batches")
+    trigger_interval_s: float = Field(0.1, gt=0, description="seconds between micro-batches")
     max_offsets_per_trigger: int | None = Field(None, ge=1)
 
 
