@@ -64,12 +64,13 @@ class ComplementJoinProcessor(StatefulProcessor):
         out = _Output(self.topics)
         frame, rejects = decode_rows(frame, self.topics.envelope)
         out.malformed(rejects)
-        specs = [s for t in self.templates for s in t.specs_for(frame["quantity"].unique())]
+        things, quantities = (_coded(frame[name]) for name in ("thing", "quantity"))
+        specs = [s for t in self.templates for s in t.specs_for(quantities.names)]
         stored = StoredEngines(self.things)
         router = JoinRouter(specs, load_engine=stored.loader(specs))
         steps = router.process(
-            frame["thing"].to_numpy(dtype=object),
-            frame["quantity"].to_numpy(dtype=object),
+            things,
+            quantities,
             frame["t"].to_numpy(dtype=np.float64),
             frame["v"].to_numpy(dtype=np.float64),
             np.arange(len(frame), dtype=np.int64),
@@ -81,6 +82,13 @@ class ComplementJoinProcessor(StatefulProcessor):
 
     def close(self) -> None:
         pass
+
+
+def _coded(names: pd.Series) -> CodedNames:
+    """A column of names as codes into its distinct names (pandas' hash table, in C): the
+    router then looks up each distinct name once."""
+    codes, distinct = pd.factorize(names)
+    return CodedNames(codes, distinct.tolist())
 
 
 class _Output:
