@@ -170,3 +170,15 @@ def test_an_invalid_entry_of_a_mapping_setting_names_the_real_environment_variab
     assert str(caught.value).startswith(
         "invalid setting ingest.processors.a/b (env STATESTREAM_INGEST__PROCESSORS): "
     )
+
+
+def test_every_topic_name_is_in_the_topic_lists() -> None:
+    topics = load_settings().topics
+    names = {
+        getattr(topics, name)
+        for name, field in type(topics).model_fields.items()
+        if field.annotation is str and name != "cleanup_policy"
+    }
+    assert set(topics.every) == names
+    assert len(topics.every) == len(names) == 10
+    assert not set(topics.series) & set(topics.others)

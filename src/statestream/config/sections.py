@@ -191,6 +191,28 @@ class TopicsSettings(_Section):
     retention_ms: int = Field(2 * 24 * 3600 * 1000, ge=-1, description="-1: kept for ever")
     retention_bytes: int = Field(-1, ge=-1, description="per partition; -1: no size limit")
 
+    @property
+    def series(self) -> tuple[str, ...]:
+        """The time-series topics: machine data in and out, vehicle positions."""
+        return (self.machine_data, self.machine_out, self.vehicle_positions)
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        """The topics that are neither time series nor the commits topic."""
+        return (
+            self.dead_letter,
+            self.late,
+            self.stats,
+            self.alerts,
+            self.vehicle_cells,
+            self.vehicle_alerts,
+        )
+
+    @property
+    def every(self) -> tuple[str, ...]:
+        """Every topic statestream uses."""
+        return (*self.series, *self.others, self.commits)
+
 
 class IngestSettings(_Section):
     """The simulator and the MQTT → Kafka connector (`statestream simulate`, `connect mqtt`)."""

@@ -56,19 +56,7 @@ def acl_table(settings: Settings) -> dict[KafkaRole, list[Grant]]:
     """What each component's user may do, on the topics the settings name."""
     topics = settings.topics
     inputs = [topics.machine_data, topics.vehicle_positions]
-    every = sorted(
-        {
-            *inputs,
-            topics.machine_out,
-            topics.dead_letter,
-            topics.late,
-            topics.stats,
-            topics.alerts,
-            topics.vehicle_cells,
-            topics.vehicle_alerts,
-            topics.commits,
-        }
-    )
+    every = sorted(set(topics.every))
     read, write = AclOperation.READ, AclOperation.WRITE
     topic = ResourceType.TOPIC
     return {

@@ -64,19 +64,11 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         "retention.bytes": str(topics.retention_bytes),
     }
     series = {"cleanup.policy": topics.cleanup_policy, **retention}
-    others = (
-        topics.dead_letter,
-        topics.late,
-        topics.stats,
-        topics.alerts,
-        topics.vehicle_cells,
-        topics.vehicle_alerts,
-    )
     specs = [
         TopicSpec(topics.machine_data, topics.machine_data_partitions, series),
         TopicSpec(topics.machine_out, topics.machine_out_partitions, series),
         TopicSpec(topics.vehicle_positions, topics.vehicle_positions_partitions, series),
-        *(TopicSpec(name, topics.other_partitions, retention) for name in others),
+        *(TopicSpec(name, topics.other_partitions, retention) for name in topics.others),
         TopicSpec(topics.commits, 1, dict(COMMITS_TOPIC_CONFIG)),
     ]
     return [replicated(spec, settings) for spec in specs]
