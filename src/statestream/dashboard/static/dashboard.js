@@ -290,26 +290,10 @@
   }
 
   function connect() {
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const only = onlyThing ? `?thing=${encodeURIComponent(onlyThing)}` : "";
-    const socket = new WebSocket(`${scheme}://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws${only}`);
-    const pill = document.getElementById("connection");
-    socket.onopen = () => {
-      state.connected = true;
-      pill.textContent = "live";
-      pill.className = "pill pill-on";
-    };
-    socket.onmessage = (event) => {
-      const message = JSON.parse(event.data);
+    window.connectLive(onlyThing ? `?thing=${encodeURIComponent(onlyThing)}` : "", state, (message) => {
       if (state.historyLoaded) apply(message);
       else state.pending.push(message);
-    };
-    socket.onclose = () => {
-      state.connected = false;
-      pill.textContent = "reconnecting…";
-      pill.className = "pill pill-off";
-      setTimeout(connect, 2000);
-    };
+    });
   }
 
   function render() {

@@ -137,26 +137,10 @@
   }
 
   function connect() {
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const base = location.pathname.replace(/[^/]*$/, "");
-    const socket = new WebSocket(`${scheme}://${location.host}${base}ws?view=fleet`);
-    const pill = document.getElementById("connection");
-    socket.onopen = () => {
-      state.connected = true;
-      pill.textContent = "live";
-      pill.className = "pill pill-on";
-    };
-    socket.onmessage = (event) => {
-      const message = JSON.parse(event.data);
+    window.connectLive("?view=fleet", state, (message) => {
       if (state.loaded) apply(message);
       else state.pending.push(message);
-    };
-    socket.onclose = () => {
-      state.connected = false;
-      pill.textContent = "reconnecting…";
-      pill.className = "pill pill-off";
-      setTimeout(connect, 2000);
-    };
+    });
   }
 
   async function start() {
