@@ -5,6 +5,7 @@ the drawn ones take any kind)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,36 @@ def test_a_checkpoint_of_another_stateful_query_is_told(
     MemorySink(tmp_path / "checkpoint").run(source.dropDuplicates(["thing", "quantity"]))
     with pytest.raises(ConfigError, match=r"holds no complement_join state \(its operators: \w+\)"):
         flush_stream(source, [SPEC], tmp_path / "checkpoint", order="offset")
+
+
+def test_a_query_of_two_joins_flushes_the_one_it_is_told(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Two joins in one query keep two states: flush_stream asks which (`operator=`), and each
+    flushes its own join's pending pairs."""
+    rows = [
+        ("m1", f"{'actSpeed' if side == 'left' else 'vaTorque'}_C1", BASE_MS + int(t), v, k)
+        for k, (side, t, v) in enumerate(blocks_of_five(20))
+    ]
+    specs = {
+        "power": [SpecTemplate()],
+        "product": [JoinSpec("actSpeed_C1", "vaTorque_C1", "torqueSpeed_C1", function="product")],
+    }
+    source = observation_stream(spark, [rows[:7], rows[7:]], tmp_path / "in")
+    power, product = (complement_join(source, s, order="offset") for s in specs.values())
+    streamed = MemorySink(tmp_path / "checkpoint").run(power.unionByName(product))
+    assert len(streamed) == 2 * 23
+    with pytest.raises(ConfigError, match=r"the state of 2 complement joins") as told:
+        flush_stream(source, specs["power"], tmp_path / "checkpoint")
+    operators = [int(n) for n in re.findall(r"\d+", str(told.value).split("(operators ")[1])]
+    assert len(operators) == 2
+    both = [*specs["power"], *specs["product"]]
+    flushed = {
+        operator: pair_records(
+            flush_stream(source, both, tmp_path / "checkpoint", operator=operator).collect()
+        )
+        for operator in operators
+    }
+    quantities = [{p["quantity"] for p in pairs} for pairs in flushed.values()]
+    assert sorted(map(sorted, quantities)) == [["torqueSpeed_C1"], ["vaPower_C1"]]
+    assert [len(pairs) for pairs in flushed.values()] == [4, 4]

@@ -9,7 +9,7 @@ from pyspark.sql import SparkSession
 
 from statestream.errors import ConfigError
 from statestream.join import JoinSpec, SpecTemplate
-from statestream.spark import complement_join, write_exactly_once
+from statestream.spark import complement_join, flush_stream, write_exactly_once
 from statestream.testing import blocks_of_five
 from statestream.testing.spark import (
     MemorySink,
@@ -50,6 +50,9 @@ def test_a_restarted_stream_continues_and_rejects_come_with_reasons(
         f"late: below its series' watermark {BASE_MS + 14_000} ms (join vaPower_C1)",
         "missing phenomenonTime",
     ]
+    # a stream with rejects flushes like one without: the worked example's 27 pairs in all
+    flushed = flush_stream(second, [SpecTemplate()], tmp_path / "pairs", order="offset")
+    assert len(flushed.collect()) == 4
 
 
 def test_a_stream_needs_the_rocksdb_state_store(spark: SparkSession, tmp_path: Path) -> None:
