@@ -109,17 +109,6 @@ def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys
     return np.sort(in_batch[in_batch >= 0])
 
 
-def _runs(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct codes of a sorted column and how often each occurs."""
-    if len(sorted_codes) == 0:
-        return sorted_codes, np.empty(0, dtype=_I8)
-    first = np.empty(len(sorted_codes), dtype=bool)
-    first[0] = True
-    np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    return sorted_codes[starts], np.diff(np.append(starts, len(sorted_codes)))
-
-
 def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     """Per thing of rows in (thing, time, arrival) order: its largest time, the first arrived of
     equal ones (as `np.argmax`, which tells -0.0 from 0.0)."""
@@ -162,14 +151,8 @@ def release(table: SeriesTable, disorder: float) -> np.ndarray:
         out, table.pending = pending, Rows.empty()
     else:
         out, table.pending = pending.take(released), pending.take(~released)
-    things, counts = _runs(out.thing)
-    table.n_released[things] += counts
-    if len(table.tail) == 0:
-        table.tail = out
-        return np.ones(len(out), dtype=bool)
-    table.tail, at = table.tail.merged_at(out)
-    fresh = np.zeros(len(table.tail), dtype=bool)
-    fresh[at] = True
+    table.n_released += np.bincount(out.thing, minlength=len(table.n_released))
+    table.tail, fresh = table.tail.merged_from(out)
     return fresh
 
 
