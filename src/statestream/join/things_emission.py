@@ -170,36 +170,45 @@ def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: 
     generator 0)."""
     ri = np.maximum(prev_r, 0)
     lt, rt = sl.rows.t, sr.rows.t.take(ri)
-    tied = rt == lt
-    via_next = sl.prev_t < rt  # l = next_L(r)
-    via_prev_l = tied & (sl.next_t > rt)  # l = prev_L(r)
     thing = sl.local
-    now = via_next | (sr.wm_now.take(thing) > lt) | (via_prev_l & (sl.wm_now.take(thing) > rt))
-    before = (
-        via_next | (sr.wm_before.take(thing) > lt) | (via_prev_l & (sl.wm_before.take(thing) > rt))
-    )
+    via_next = sl.prev_t < rt  # l = next_L(r)
+    now = via_next | (sr.wm_now.take(thing) > lt)
+    before = via_next | (sr.wm_before.take(thing) > lt)
     emit = prev_r >= sr.start.take(thing)  # an R at or before l in l's thing
-    emit &= ~(tied & (sr.prev_t.take(ri) < lt))
+    tied = np.flatnonzero(rt == lt)  # few: the checks that need equal times run on them only
+    if len(tied):
+        t = lt.take(tied)
+        via_prev_l = sl.next_t.take(tied) > t  # l = prev_L(r)
+        tied_thing = thing.take(tied)
+        now[tied] |= via_prev_l & (sl.wm_now.take(tied_thing) > t)
+        before[tied] |= via_prev_l & (sl.wm_before.take(tied_thing) > t)
+        emit[tied] &= ~(sr.prev_t.take(ri.take(tied)) < t)  # else r = next_R(l)
     emit &= now
     emit &= sl.fresh | sr.fresh.take(ri) | ~before
-    emit &= _tolerated(lt, rt, tolerance_ms)
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
     li = np.flatnonzero(emit)
     return li, prev_r.take(li)
 
 
 def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
-    """Generator 2, l = next_L(r), where neither relation of l holds (over all r, as
-    generator 0 over all l)."""
+    """Generator 2, l = next_L(r), where neither relation of l holds.
+
+    First over all r, the r whose next R is at or before their next L, in their thing (often
+    under half of them); the other checks on those only.
+    """
     li = np.minimum(next_l, len(sl.keys) - 1)
-    lt, rt = sl.rows.t.take(li), sr.rows.t
-    emit = next_l < sl.end.take(sr.local)  # an L at or after r in r's thing
-    emit &= sl.prev_t.take(li) < rt
-    emit &= ~((lt == rt) & (sr.prev_t < lt))
-    emit &= sr.next_t <= lt  # times are finite or ±inf, never NaN
-    emit &= sl.fresh.take(li) | sr.fresh
-    emit &= _tolerated(lt, rt, tolerance_ms)
-    ri = np.flatnonzero(emit)
-    return next_l.take(ri), ri
+    lt = sl.rows.t.take(li)
+    candidate = sr.next_t <= lt  # times are finite or ±inf, never NaN
+    candidate &= next_l < sl.end.take(sr.local)  # an L at or after r in r's thing
+    ri = np.flatnonzero(candidate)
+    li, lt, rt = li.take(ri), lt.take(ri), sr.rows.t.take(ri)
+    emit = sl.prev_t.take(li) < rt
+    emit &= ~((lt == rt) & (sr.prev_t.take(ri) < lt))
+    emit &= sl.fresh.take(li) | sr.fresh.take(ri)
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
+    return _where(li, ri, emit)
 
 
 def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms: float):
@@ -220,5 +229,7 @@ def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms:
     )
     before = sl.wm_before.take(sr.local.take(ri)) > rt
     fresh = sl.fresh.take(li) | sr.fresh.take(ri)
-    emit = keep & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
+    emit = keep & (fresh | ~before)
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
     return _where(li, ri, emit)
