@@ -108,18 +108,19 @@ class JoinRouter:
         """
         t = np.asarray(t, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
-        pos = np.arange(len(t), dtype=_I8) if pos is None else np.asarray(pos, dtype=_I8)
+        pos = None if pos is None else np.asarray(pos, dtype=_I8)  # None: the row numbers
         sides = self._sides(quantities)
-        selected = np.zeros(len(t), dtype=bool)
-        for is_left, is_right in sides:
+        selected = sides[0][0] | sides[0][1]
+        for is_left, is_right in sides[1:]:
             selected |= is_left | is_right
-        codes = np.full(len(t), -1, dtype=_I8)
         if selected.all():
             codes = self._codes(things)
-        elif selected.any():
-            at = np.flatnonzero(selected)
-            some = things.take(at) if isinstance(things, CodedNames) else np.asarray(things)[at]
-            codes[at] = self._codes(some)
+        else:
+            codes = np.full(len(t), -1, dtype=_I8)
+            if selected.any():
+                at = np.flatnonzero(selected)
+                some = things.take(at) if isinstance(things, CodedNames) else np.asarray(things)[at]
+                codes[at] = self._codes(some)
         parts = []
         for index, (is_left, is_right) in enumerate(sides):
             rows = (np.flatnonzero(is_left), np.flatnonzero(is_right))
@@ -169,7 +170,10 @@ class JoinRouter:
         return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
 
     def _process_spec(self, index, rows, codes, t, v, pos) -> _Part:
-        left, right = (Rows(codes.take(r), t.take(r), v.take(r), pos.take(r)) for r in rows)
+        left, right = (
+            Rows(codes.take(r), t.take(r), v.take(r), r if pos is None else pos.take(r))
+            for r in rows
+        )
         groups = (Groups.of(left.thing), Groups.of(right.thing))
         things = _in_order_of_first_row(groups, rows)
         self._create(things, index)

@@ -46,9 +46,11 @@ class TailView:
         head_prev_t: np.ndarray,
         watermarks: tuple[np.ndarray, np.ndarray],
     ) -> TailView:
-        counts = np.bincount(local, minlength=len(watermarks[0]))
-        end = np.cumsum(counts)
-        start = end - counts
+        # `local` is sorted (rows by thing, local indices in code order): bounds by search
+        end = np.searchsorted(local, np.arange(len(watermarks[0])), side="right")
+        start = np.empty_like(end)
+        start[:1] = 0
+        start[1:] = end[:-1]
         t = rows.t
         prev_t = np.empty_like(t)
         next_t = np.empty_like(t)
@@ -56,9 +58,10 @@ class TailView:
         next_t[:-1] = t[1:]
         # a thing's first record follows the last pruned one, and the next release after its
         # last record has a time ≥ the watermark ≥ that record's
-        first = start[counts > 0]
+        some = end > start
+        first = start[some]
         prev_t[first] = head_prev_t[rows.thing[first]]
-        next_t[end[counts > 0] - 1] = np.inf
+        next_t[end[some] - 1] = np.inf
         return cls(rows, local, start, end, keys, prev_t, next_t, fresh, *watermarks)
 
 
