@@ -140,7 +140,6 @@ class JoinRouter:
             _Part(
                 index,
                 join.spec,
-                np.empty(0, _I8),
                 join.process(Rows.empty(), Rows.empty(), finish=True),
                 (empty, empty),
                 (Groups.of(empty), Groups.of(empty)),
@@ -175,10 +174,12 @@ class JoinRouter:
             for r in rows
         )
         groups = (Groups.of(left.thing), Groups.of(right.thing))
-        things = _in_order_of_first_row(groups, rows)
-        self._create(things, index)
-        step = self._joins[index].process(left, right, groups=groups)
-        return _Part(index, self.specs[index], things, step, rows, groups)
+        join = self._joins[index]
+        join.reserve(len(self._names))
+        if any((~join.known.take(g.codes)).any() for g in groups):  # new things: by first row
+            self._create(_in_order_of_first_row(groups, rows), index)
+        step = join.process(left, right, groups=groups)
+        return _Part(index, self.specs[index], step, rows, groups)
 
     def _create(self, things: np.ndarray, index: int) -> None:
         """Give the things without one an engine for spec `index`, loaded if there is a loader."""
@@ -211,10 +212,14 @@ def _in_order_of_first_row(groups: tuple[Groups, Groups], rows) -> np.ndarray:
 class _Part:
     """One spec's `ThingsStep`, and where each thing's pairs, verdicts and rows are in it."""
 
-    def __init__(self, index, spec, things, step: ThingsStep, rows, groups) -> None:
+    def __init__(self, index, spec, step: ThingsStep, rows, groups) -> None:
         self.index, self.spec, self.step = index, spec, step
-        self.things = things  # in step order
         self._rows, self.groups = rows, groups
+
+    @cached_property
+    def things(self) -> np.ndarray:
+        """The things in step order: of their first row."""
+        return _in_order_of_first_row(self.groups, self._rows)
 
     @cached_property
     def _grouped(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
