@@ -68,8 +68,11 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     largest -= disorder
     watermark = np.empty(n, dtype=_F8)
     watermark[groups.order] = largest
-    codes = np.where(valid, ACCEPTED, MALFORMED).astype(np.int8)
-    codes[valid & (rows.t < watermark)] = LATE
+    codes = np.full(n, ACCEPTED, dtype=np.int8)
+    codes[~valid] = MALFORMED
+    late = rows.t < watermark  # False for a NaN time (malformed)
+    if late.any():
+        codes[valid & late] = LATE
     return codes, watermark, by_time
 
 
