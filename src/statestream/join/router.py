@@ -146,8 +146,9 @@ class JoinRouter:
             )
             for index, join in enumerate(self._joins)
         ]
-        order = [(index, code) for code, index in zip(*self._created, strict=True)]
-        return RoutedSteps(parts, self._names, order)
+        # the engines in order of creation, paired up when the steps are read
+        created = (list(self._created[0]), list(self._created[1]))
+        return RoutedSteps(parts, self._names, created)
 
     def _sides(self, quantities: np.ndarray | CodedNames) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per spec, which records are of its left and of its right quantity."""
@@ -271,17 +272,20 @@ class RoutedSteps(Sequence[RoutedStep]):
     """
 
     def __init__(
-        self, parts: list[_Part], names: list, order: list[tuple[int, int]] | None = None
+        self,
+        parts: list[_Part],
+        names: list,
+        created: tuple[list[int], list[int]] | None = None,
     ) -> None:
         self._parts = {part.index: part for part in parts}
         self._names = names
-        self._given_order = order
+        self._created = created  # thing codes and spec indices, one step each, if given
 
     @cached_property
     def _order(self) -> list[tuple[int, int]]:
         """(spec index, thing code) per step: as given, or part by part in its things' order."""
-        if self._given_order is not None:
-            return self._given_order
+        if self._created is not None:
+            return [(index, code) for code, index in zip(*self._created, strict=True)]
         return [
             (part.index, code) for part in self._parts.values() for code in part.things.tolist()
         ]
