@@ -110,8 +110,8 @@ class JoinRouter:
         v = np.asarray(v, dtype=np.float64)
         pos = None if pos is None else np.asarray(pos, dtype=_I8)  # None: the row numbers
         sides = self._sides(quantities)
-        selected = sides[0][0] | sides[0][1]
-        for is_left, is_right in sides[1:]:
+        selected = np.zeros(len(t), dtype=bool)
+        for is_left, is_right in sides:
             selected |= is_left | is_right
         if selected.all():
             codes = self._codes(things)

@@ -147,8 +147,9 @@ def _where(li: np.ndarray, ri: np.ndarray, emit: np.ndarray) -> tuple[np.ndarray
     return li.take(at), ri.take(at)
 
 
-def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray | bool:
-    return np.abs(lt - rt) <= tolerance_ms if np.isfinite(tolerance_ms) else True
+def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray:
+    """Which pairs are within a (finite) tolerance; the callers skip the check without one."""
+    return np.abs(lt - rt) <= tolerance_ms
 
 
 def _next_of_left(sl: TailView, sr: TailView, next_r: np.ndarray, tolerance_ms: float):
