@@ -51,10 +51,12 @@ def sorted_rows(draw: st.DrawFn) -> Rows:
 
 
 @given(sorted_rows(), sorted_rows())
-def test_merged_at_equals_a_stable_sort_by_thing(a: Rows, b: Rows) -> None:
+def test_merged_from_equals_a_stable_sort_by_thing(a: Rows, b: Rows) -> None:
     both = Rows.concat([a, b])
     order = np.argsort(both.thing, kind="stable")
-    merged, at = a.merged_at(b)
+    merged, from_b = a.merged_from(b)
+    at = np.flatnonzero(from_b)
+    assert len(from_b) == len(merged)
     for name in ("thing", "t", "v", "pos"):
         assert getattr(merged, name).tolist() == getattr(both, name)[order].tolist()
     assert at.tolist() == np.flatnonzero(order >= len(a)).tolist()

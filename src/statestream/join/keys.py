@@ -113,11 +113,13 @@ class TimeKeys:
 
     def stored_local(self, local: np.ndarray, t: np.ndarray) -> np.ndarray:
         """`stored` for things given as their local index (0 … things − 1)."""
-        base = local * np.int64(self.span)
+        base = np.multiply(local, np.int64(self.span), dtype=_I8)
         if self._mode == "whole":
-            offset = 2.0 * (t - self.low)
+            offset = t - self.low
+            offset *= 2.0
             offset += 1.0
-            return base + offset.astype(_I8)
+            base += offset.astype(_I8)
+            return base
         if self._mode == "unique":
             return base + 2 * np.searchsorted(self._unique, t, side="left") + 1
         return base + (_ordered_bits(t) - (self._lo - 1))

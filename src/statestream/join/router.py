@@ -108,18 +108,19 @@ class JoinRouter:
         """
         t = np.asarray(t, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
-        pos = np.arange(len(t), dtype=_I8) if pos is None else np.asarray(pos, dtype=_I8)
+        pos = None if pos is None else np.asarray(pos, dtype=_I8)  # None: the row numbers
         sides = self._sides(quantities)
         selected = np.zeros(len(t), dtype=bool)
         for is_left, is_right in sides:
             selected |= is_left | is_right
-        codes = np.full(len(t), -1, dtype=_I8)
         if selected.all():
             codes = self._codes(things)
-        elif selected.any():
-            at = np.flatnonzero(selected)
-            some = things.take(at) if isinstance(things, CodedNames) else np.asarray(things)[at]
-            codes[at] = self._codes(some)
+        else:
+            codes = np.full(len(t), -1, dtype=_I8)
+            if selected.any():
+                at = np.flatnonzero(selected)
+                some = things.take(at) if isinstance(things, CodedNames) else np.asarray(things)[at]
+                codes[at] = self._codes(some)
         parts = []
         for index, (is_left, is_right) in enumerate(sides):
             rows = (np.flatnonzero(is_left), np.flatnonzero(is_right))
@@ -139,15 +140,15 @@ class JoinRouter:
             _Part(
                 index,
                 join.spec,
-                np.empty(0, _I8),
                 join.process(Rows.empty(), Rows.empty(), finish=True),
                 (empty, empty),
                 (Groups.of(empty), Groups.of(empty)),
             )
             for index, join in enumerate(self._joins)
         ]
-        order = [(index, code) for code, index in zip(*self._created, strict=True)]
-        return RoutedSteps(parts, self._names, order)
+        # the engines in order of creation, paired up when the steps are read
+        created = (list(self._created[0]), list(self._created[1]))
+        return RoutedSteps(parts, self._names, created)
 
     def _sides(self, quantities: np.ndarray | CodedNames) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per spec, which records are of its left and of its right quantity."""
@@ -169,12 +170,17 @@ class JoinRouter:
         return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
 
     def _process_spec(self, index, rows, codes, t, v, pos) -> _Part:
-        left, right = (Rows(codes.take(r), t.take(r), v.take(r), pos.take(r)) for r in rows)
+        left, right = (
+            Rows(codes.take(r), t.take(r), v.take(r), r if pos is None else pos.take(r))
+            for r in rows
+        )
         groups = (Groups.of(left.thing), Groups.of(right.thing))
-        things = _in_order_of_first_row(groups, rows)
-        self._create(things, index)
-        step = self._joins[index].process(left, right, groups=groups)
-        return _Part(index, self.specs[index], things, step, rows, groups)
+        join = self._joins[index]
+        join.reserve(len(self._names))
+        if any((~join.known.take(g.codes)).any() for g in groups):  # new things: by first row
+            self._create(_in_order_of_first_row(groups, rows), index)
+        step = join.process(left, right, groups=groups)
+        return _Part(index, self.specs[index], step, rows, groups)
 
     def _create(self, things: np.ndarray, index: int) -> None:
         """Give the things without one an engine for spec `index`, loaded if there is a loader."""
@@ -207,10 +213,14 @@ def _in_order_of_first_row(groups: tuple[Groups, Groups], rows) -> np.ndarray:
 class _Part:
     """One spec's `ThingsStep`, and where each thing's pairs, verdicts and rows are in it."""
 
-    def __init__(self, index, spec, things, step: ThingsStep, rows, groups) -> None:
+    def __init__(self, index, spec, step: ThingsStep, rows, groups) -> None:
         self.index, self.spec, self.step = index, spec, step
-        self.things = things  # in step order
         self._rows, self.groups = rows, groups
+
+    @cached_property
+    def things(self) -> np.ndarray:
+        """The things in step order: of their first row."""
+        return _in_order_of_first_row(self.groups, self._rows)
 
     @cached_property
     def _grouped(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -262,17 +272,20 @@ class RoutedSteps(Sequence[RoutedStep]):
     """
 
     def __init__(
-        self, parts: list[_Part], names: list, order: list[tuple[int, int]] | None = None
+        self,
+        parts: list[_Part],
+        names: list,
+        created: tuple[list[int], list[int]] | None = None,
     ) -> None:
         self._parts = {part.index: part for part in parts}
         self._names = names
-        self._given_order = order
+        self._created = created  # thing codes and spec indices, one step each, if given
 
     @cached_property
     def _order(self) -> list[tuple[int, int]]:
         """(spec index, thing code) per step: as given, or part by part in its things' order."""
-        if self._given_order is not None:
-            return self._given_order
+        if self._created is not None:
+            return [(index, code) for code, index in zip(*self._created, strict=True)]
         return [
             (part.index, code) for part in self._parts.values() for code in part.things.tolist()
         ]

@@ -58,24 +58,25 @@ class Rows:
 
     def merged(self, other: Rows) -> Rows:
         """Both sets of rows in thing order; within a thing, this set's rows first."""
-        return self.merged_at(other)[0]
+        return self.merged_from(other)[0]
 
-    def merged_at(self, other: Rows) -> tuple[Rows, np.ndarray]:
-        """`merged` for two sets already in thing order, and where `other`'s rows went.
+    def merged_from(self, other: Rows) -> tuple[Rows, np.ndarray]:
+        """`merged` for two sets already in thing order, and which of its rows are `other`'s
+        (a mask).
 
         A stable sort of the two sorted runs of thing codes is a merge (numpy's timsort finds
         the runs): faster than placing each row by its thing's counts, scattering the columns.
         """
         if len(other) == 0:
-            return self, np.empty(0, dtype=_I8)
+            return self, np.zeros(len(self), dtype=bool)
         if len(self) == 0:
-            return other, np.arange(len(other), dtype=_I8)
+            return other, np.ones(len(other), dtype=bool)
         thing = np.concatenate((self.thing, other.thing))
         order = np.argsort(thing, kind="stable")
         columns = [thing.take(order)]
         for name in ("t", "v", "pos"):
             columns.append(np.concatenate((getattr(self, name), getattr(other, name))).take(order))
-        return Rows(*columns), np.flatnonzero(order >= len(self))
+        return Rows(*columns), order >= len(self)
 
 
 def _grow(array: np.ndarray, size: int, fill: float | bool) -> np.ndarray:

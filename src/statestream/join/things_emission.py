@@ -46,9 +46,11 @@ class TailView:
         head_prev_t: np.ndarray,
         watermarks: tuple[np.ndarray, np.ndarray],
     ) -> TailView:
-        counts = np.bincount(local, minlength=len(watermarks[0]))
-        end = np.cumsum(counts)
-        start = end - counts
+        # `local` is sorted (rows by thing, local indices in code order): bounds by search
+        end = np.searchsorted(local, np.arange(len(watermarks[0])), side="right")
+        start = np.empty_like(end)
+        start[:1] = 0
+        start[1:] = end[:-1]
         t = rows.t
         prev_t = np.empty_like(t)
         next_t = np.empty_like(t)
@@ -56,9 +58,10 @@ class TailView:
         next_t[:-1] = t[1:]
         # a thing's first record follows the last pruned one, and the next release after its
         # last record has a time ≥ the watermark ≥ that record's
-        first = start[counts > 0]
+        some = end > start
+        first = start[some]
         prev_t[first] = head_prev_t[rows.thing[first]]
-        next_t[end[counts > 0] - 1] = np.inf
+        next_t[end[some] - 1] = np.inf
         return cls(rows, local, start, end, keys, prev_t, next_t, fresh, *watermarks)
 
 
@@ -98,20 +101,44 @@ def _neighbours(kl: np.ndarray, kr: np.ndarray):
     """Per l: its first R key ≥ and last R key ≤; per r: its first and last L key (indices; in
     another thing, or out of range, when its own thing has none)."""
     nl, nr = len(kl), len(kr)
-    merged = np.argsort(np.concatenate((kl, kr)), kind="stable")  # two sorted runs: a merge
-    is_r = merged >= nl
-    r_before_l = np.flatnonzero(~is_r) - np.arange(nl)  # R keys < each L key
-    l_up_to_r = np.flatnonzero(is_r) - np.arange(nr)  # L keys ≤ each R key
+    r_before_l = np.flatnonzero(_merged_is_r(kl, kr) == 0)  # R keys < each L key
+    r_before_l -= np.arange(nl)
+    # L keys ≤ r: the l with no more R keys before them than r's index (kl ≤ kr[j] ⟺ j ≥ that)
+    l_up_to_r = np.cumsum(np.bincount(r_before_l, minlength=nr + 1)[:nr])
     # where an L key equals an R key, count the equal ones too (L) or leave them out (R)
-    tied_l = np.flatnonzero(kr[np.minimum(r_before_l, nr - 1)] == kl)
+    tied_l = np.flatnonzero(kr.take(np.minimum(r_before_l, nr - 1)) == kl)
     if len(tied_l) == 0:
         return r_before_l, r_before_l - 1, l_up_to_r, l_up_to_r - 1
     r_up_to_l = r_before_l.copy()
     r_up_to_l[tied_l] = np.searchsorted(kr, kl[tied_l], side="right")
     l_before_r = l_up_to_r.copy()
-    tied_r = np.flatnonzero((kl[np.maximum(l_up_to_r - 1, 0)] == kr) & (l_up_to_r > 0))
+    tied_r = _tied_ranges(r_before_l.take(tied_l), r_up_to_l.take(tied_l))
     l_before_r[tied_r] = np.searchsorted(kl, kr[tied_r], side="left")
     return r_before_l, r_up_to_l - 1, l_before_r, l_up_to_r - 1
+
+
+def _merged_is_r(kl: np.ndarray, kr: np.ndarray) -> np.ndarray:
+    """Per key of both sorted columns merged (an L key before an equal R key): 1 for an R key.
+
+    Keys are below 2**62 (`keys.TimeKeys`): twice a key, plus one for R, sorts like that merge;
+    sorting these values (numpy's timsort merges the two runs) is faster than an argsort.
+    """
+    both = np.concatenate((kl, kr))
+    both <<= 1
+    both[len(kl) :] |= 1
+    both.sort(kind="stable")
+    both &= 1
+    return both
+
+
+def _tied_ranges(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """The indices low[i] … high[i] − 1 of all ranges, each once: the R keys equal to each tied
+    L key (sorted; equal L keys have the same range, distinct ones disjoint ranges)."""
+    first = np.ones(len(low), dtype=bool)
+    np.not_equal(low[1:], low[:-1], out=first[1:])
+    low, high = low[first], high[first]
+    sizes = high - low
+    return np.repeat(low - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
 
 
 def _where(li: np.ndarray, ri: np.ndarray, emit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -120,8 +147,9 @@ def _where(li: np.ndarray, ri: np.ndarray, emit: np.ndarray) -> tuple[np.ndarray
     return li.take(at), ri.take(at)
 
 
-def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray | bool:
-    return np.abs(lt - rt) <= tolerance_ms if np.isfinite(tolerance_ms) else True
+def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray:
+    """Which pairs are within a (finite) tolerance; the callers skip the check without one."""
+    return np.abs(lt - rt) <= tolerance_ms
 
 
 def _next_of_left(sl: TailView, sr: TailView, next_r: np.ndarray, tolerance_ms: float):
@@ -146,36 +174,45 @@ def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: 
     generator 0)."""
     ri = np.maximum(prev_r, 0)
     lt, rt = sl.rows.t, sr.rows.t.take(ri)
-    tied = rt == lt
-    via_next = sl.prev_t < rt  # l = next_L(r)
-    via_prev_l = tied & (sl.next_t > rt)  # l = prev_L(r)
     thing = sl.local
-    now = via_next | (sr.wm_now.take(thing) > lt) | (via_prev_l & (sl.wm_now.take(thing) > rt))
-    before = (
-        via_next | (sr.wm_before.take(thing) > lt) | (via_prev_l & (sl.wm_before.take(thing) > rt))
-    )
+    via_next = sl.prev_t < rt  # l = next_L(r)
+    now = via_next | (sr.wm_now.take(thing) > lt)
+    before = via_next | (sr.wm_before.take(thing) > lt)
     emit = prev_r >= sr.start.take(thing)  # an R at or before l in l's thing
-    emit &= ~(tied & (sr.prev_t.take(ri) < lt))
+    tied = np.flatnonzero(rt == lt)  # few: the checks that need equal times run on them only
+    if len(tied):
+        t = lt.take(tied)
+        via_prev_l = sl.next_t.take(tied) > t  # l = prev_L(r)
+        tied_thing = thing.take(tied)
+        now[tied] |= via_prev_l & (sl.wm_now.take(tied_thing) > t)
+        before[tied] |= via_prev_l & (sl.wm_before.take(tied_thing) > t)
+        emit[tied] &= ~(sr.prev_t.take(ri.take(tied)) < t)  # else r = next_R(l)
     emit &= now
     emit &= sl.fresh | sr.fresh.take(ri) | ~before
-    emit &= _tolerated(lt, rt, tolerance_ms)
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
     li = np.flatnonzero(emit)
     return li, prev_r.take(li)
 
 
 def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
-    """Generator 2, l = next_L(r), where neither relation of l holds (over all r, as
-    generator 0 over all l)."""
+    """Generator 2, l = next_L(r), where neither relation of l holds.
+
+    First over all r, the r whose next R is at or before their next L, in their thing (often
+    under half of them); the other checks on those only.
+    """
     li = np.minimum(next_l, len(sl.keys) - 1)
-    lt, rt = sl.rows.t.take(li), sr.rows.t
-    emit = next_l < sl.end.take(sr.local)  # an L at or after r in r's thing
-    emit &= sl.prev_t.take(li) < rt
-    emit &= ~((lt == rt) & (sr.prev_t < lt))
-    emit &= sr.next_t <= lt  # times are finite or ±inf, never NaN
-    emit &= sl.fresh.take(li) | sr.fresh
-    emit &= _tolerated(lt, rt, tolerance_ms)
-    ri = np.flatnonzero(emit)
-    return next_l.take(ri), ri
+    lt = sl.rows.t.take(li)
+    candidate = sr.next_t <= lt  # times are finite or ±inf, never NaN
+    candidate &= next_l < sl.end.take(sr.local)  # an L at or after r in r's thing
+    ri = np.flatnonzero(candidate)
+    li, lt, rt = li.take(ri), lt.take(ri), sr.rows.t.take(ri)
+    emit = sl.prev_t.take(li) < rt
+    emit &= ~((lt == rt) & (sr.prev_t.take(ri) < lt))
+    emit &= sl.fresh.take(li) | sr.fresh.take(ri)
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
+    return _where(li, ri, emit)
 
 
 def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms: float):
@@ -196,5 +233,7 @@ def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms:
     )
     before = sl.wm_before.take(sr.local.take(ri)) > rt
     fresh = sl.fresh.take(li) | sr.fresh.take(ri)
-    emit = keep & (fresh | ~before) & _tolerated(lt, rt, tolerance_ms)
+    emit = keep & (fresh | ~before)
+    if np.isfinite(tolerance_ms):
+        emit &= _tolerated(lt, rt, tolerance_ms)
     return _where(li, ri, emit)

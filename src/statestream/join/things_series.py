@@ -29,7 +29,9 @@ def ingest(
         return SeriesVerdicts(np.empty(0, np.int8), np.empty(0, _F8))
     valid = np.isfinite(rows.t) & spec.accepts(side, rows.v)
     codes, watermark, by_time = _classify(table, rows, groups, valid, spec.disorder_ms)
-    candidates = by_time[codes.take(by_time) == ACCEPTED]  # in (thing, time, arrival) order
+    # the not-late records in (thing, time, arrival) order: all of them, most often
+    all_accepted = (codes == ACCEPTED).all()
+    candidates = by_time if all_accepted else by_time[codes.take(by_time) == ACCEPTED]
     batch = rows.take(candidates)
     repeats = _duplicates(table, batch, spec.disorder_ms, keys)
     if len(repeats):
@@ -66,8 +68,11 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     largest -= disorder
     watermark = np.empty(n, dtype=_F8)
     watermark[groups.order] = largest
-    codes = np.where(valid, ACCEPTED, MALFORMED).astype(np.int8)
-    codes[valid & (rows.t < watermark)] = LATE
+    codes = np.full(n, ACCEPTED, dtype=np.int8)
+    codes[~valid] = MALFORMED
+    late = rows.t < watermark  # False for a NaN time (malformed)
+    if late.any():
+        codes[valid & late] = LATE
     return codes, watermark, by_time
 
 
@@ -107,17 +112,6 @@ def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys
     repeat[1:] = (sk[1:] == sk[:-1]) & (sv[1:] == sv[:-1])
     in_batch = si[repeat] - len(memory)
     return np.sort(in_batch[in_batch >= 0])
-
-
-def _runs(sorted_codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct codes of a sorted column and how often each occurs."""
-    if len(sorted_codes) == 0:
-        return sorted_codes, np.empty(0, dtype=_I8)
-    first = np.empty(len(sorted_codes), dtype=bool)
-    first[0] = True
-    np.not_equal(sorted_codes[1:], sorted_codes[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    return sorted_codes[starts], np.diff(np.append(starts, len(sorted_codes)))
 
 
 def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
@@ -162,14 +156,8 @@ def release(table: SeriesTable, disorder: float) -> np.ndarray:
         out, table.pending = pending, Rows.empty()
     else:
         out, table.pending = pending.take(released), pending.take(~released)
-    things, counts = _runs(out.thing)
-    table.n_released[things] += counts
-    if len(table.tail) == 0:
-        table.tail = out
-        return np.ones(len(out), dtype=bool)
-    table.tail, at = table.tail.merged_at(out)
-    fresh = np.zeros(len(table.tail), dtype=bool)
-    fresh[at] = True
+    table.n_released += np.bincount(out.thing, minlength=len(table.n_released))
+    table.tail, fresh = table.tail.merged_from(out)
     return fresh
 
 
