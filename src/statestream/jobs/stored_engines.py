@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
 from statestream.join import (
     ComplementJoin,
     JoinSpec,
@@ -20,7 +22,13 @@ from statestream.join import (
     unpack_states,
 )
 
-MAP_STATE = ("things", "thing string", "engines binary")  # name, key and value schemas (DDL)
+# name, key and value schemas: the DDL "thing string" and "engines binary" as types, for a DDL
+# string costs a round trip to the JVM's SQL parser in every task, twice (getMapState, MapState)
+MAP_STATE = (
+    "things",
+    StructType([StructField("thing", StringType())]),
+    StructType([StructField("engines", BinaryType())]),
+)
 
 
 class StoredEngines:
