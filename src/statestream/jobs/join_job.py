@@ -16,7 +16,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
-from statestream.jobs.join_processor import OUTPUT_SCHEMA, ComplementJoinProcessor, OutputTopics
+from statestream.jobs.join_processor import ComplementJoinProcessor, OutputTopics
+from statestream.jobs.join_rows import OUTPUT_SCHEMA
 from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.status import batch_figures

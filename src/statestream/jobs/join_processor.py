@@ -1,42 +1,29 @@
-"""The stateful processor of the streaming join: Kafka rows → engine → output rows.
+"""The stateful processor of the streaming join (transformWithStateInPandas).
 
 Spark groups the Kafka rows by a *bucket* of things (a hash of the key's thing modulo a setting),
 so one call joins many things at once; the engine states of a thing (one per join) are kept as
 one bytes value in a MapState keyed by thing: each state store call is a round trip to the JVM,
-so one per thing and not one per join. Rows arrive unordered: each series is put back in Kafka
-offset order here, and the values are decoded here (`jobs.record_decoding`).
+so one per thing and not one per join. What a call does is `jobs.join_rows`.
 
-A call's records go out packed, one row per kind (`pair`, `late`, `malformed`) and topic, then a
-`figures` row with the counts that the query reports as metrics (`jobs.output_rows`).
+This module imports little: on a query's first batch Spark's driver starts a Python process of
+its own that imports it only to run `init` (the state variables' schemas), and pandas, pyarrow
+and the decoders would add ~0.4 s to that start. `join_rows` is imported on the first call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.bad_input import dead_letter, late_record, to_json
-from statestream.jobs.output_rows import OutputRows, output_schema
-from statestream.jobs.record_decoding import decode_rows
-from statestream.jobs.stored_engines import MAP_STATE, StoredEngines
-from statestream.join import (
-    DUPLICATE,
-    LATE,
-    MALFORMED,
-    CodedNames,
-    JoinRouter,
-    JoinSpec,
-    RoutedSteps,
-    SpecTemplate,
-)
-from statestream.pair_json import pair_json_block, thing_runs
+from statestream.jobs.stored_engines import MAP_STATE
 
-FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
-OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from statestream.join import SpecTemplate
 
 
 @dataclass(frozen=True)
@@ -59,110 +46,9 @@ class ComplementJoinProcessor(StatefulProcessor):
         self.things = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        frame = pd.concat(list(rows), ignore_index=True)
-        frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
-        out = _Output(self.topics)
-        frame, rejects = decode_rows(frame, self.topics.envelope)
-        out.malformed(rejects)
-        things, quantities = (_coded(frame[name]) for name in ("thing", "quantity"))
-        specs = [s for t in self.templates for s in t.specs_for(quantities.names)]
-        stored = StoredEngines(self.things)
-        router = JoinRouter(specs, load_engine=stored.loader(specs))
-        steps = router.process(
-            things,
-            quantities,
-            frame["t"].to_numpy(dtype=np.float64),
-            frame["v"].to_numpy(dtype=np.float64),
-            np.arange(len(frame), dtype=np.int64),
-        )
-        out.steps(steps, frame)
-        stored.save_router(router.engines, specs)
-        out.stats(len(frame) + len(rejects), router.state_size)
-        yield out.frame()
+        from statestream.jobs.join_rows import join_rows
+
+        yield join_rows(rows, self.things, self.templates, self.topics)
 
     def close(self) -> None:
         pass
-
-
-def _coded(names: pd.Series) -> CodedNames:
-    """A column of names as codes into its distinct names (pandas' hash table, in C): the
-    router then looks up each distinct name once."""
-    codes, distinct = pd.factorize(names)
-    return CodedNames(codes, distinct.tolist())
-
-
-class _Output:
-    """The rows one call produces, column by column."""
-
-    def __init__(self, topics: OutputTopics) -> None:
-        self.topics = topics
-        self.rows = OutputRows()
-        self.figures: dict[str, float] = {}
-        self.duplicates = 0
-        self.max_event_time = float("nan")
-
-    def malformed(self, rejects: pd.DataFrame) -> None:
-        """Values that are no records (`record_decoding.decode_rows`' rejects)."""
-        for row in rejects.itertuples(index=False):
-            self._dead_letter(row.reason, row.raw, int(row.partition), int(row.offset))
-
-    def _dead_letter(self, reason: str, raw: bytes | None, partition: int, offset: int) -> None:
-        """A dead letter (`statestream.bad_input`); `ingested_at`: when the call reads the row."""
-        value = dead_letter(
-            "join",
-            reason,
-            raw,
-            source_topic=self.topics.source,
-            partition=partition,
-            offset=offset,
-        )
-        self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
-
-    def steps(self, steps: RoutedSteps, frame: pd.DataFrame) -> None:
-        """The pairs, late and malformed records of one call's steps, all things of a spec at
-        once (keys `thing.result`, each thing's pairs in a row, in emission order)."""
-        names = steps.names
-        for spec, things, pairs in steps.pairs_by_spec(codes=True):
-            runs = [(f"{names[code]}.{spec.result}", n) for code, n in thing_runs(things)]
-            block = pair_json_block(CodedNames(things, names), spec, pairs)
-            self.rows.add_block("pair", self.topics.pairs, runs, block)
-            self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
-        for spec, series, rows, verdicts in steps.verdicts_by_spec():
-            self.duplicates += int(np.count_nonzero(verdicts.codes == DUPLICATE))
-            for k in np.flatnonzero(verdicts.codes >= MALFORMED):
-                self._rejected(spec, series, frame.iloc[rows[k]], verdicts, k)
-
-    def _rejected(self, spec: JoinSpec, series, row, verdicts, k) -> None:
-        if verdicts.codes[k] == MALFORMED:
-            reason = f"value of {row['quantity']} cannot be taken by {spec.function_name}"
-            self._dead_letter(reason, row["value"], int(row["partition"]), int(row["offset"]))
-            return
-        if verdicts.codes[k] != LATE:
-            return
-        value = late_record(
-            "join",
-            thing=row["thing"],
-            quantity=row["quantity"],
-            phenomenon_time=row["t"],
-            result=row["v"],
-            watermark=verdicts.watermark[k],
-            source_topic=self.topics.source,
-            partition=int(row["partition"]),
-            offset=int(row["offset"]),
-            series=series,
-            join=spec.result,
-        )
-        key = f"{row['thing']}.{row['quantity']}"
-        self.rows.add("late", self.topics.late, key, to_json(value))
-
-    def stats(self, records: int, state_records: int) -> None:
-        """The call's figures, for the last row."""
-        self.figures = {
-            "records": records,
-            "duplicates": self.duplicates,
-            "state_records": state_records,
-            "max_event_time": self.max_event_time,
-        }
-
-    def frame(self) -> pd.DataFrame:
-        return self.rows.frame(self.figures, FIGURE_COLUMNS)

@@ -1,0 +1,149 @@
+"""One call of the streaming join's processor: Kafka rows → engine → output rows.
+
+The rows of a call (a bucket of things) arrive unordered: each series is put back in Kafka offset
+order here, and the values are decoded here (`jobs.record_decoding`). A call's records go out
+packed, one row per kind (`pair`, `late`, `malformed`) and topic, then a `figures` row with the
+counts that the query reports as metrics (`jobs.output_rows`). `jobs.join_processor` imports
+this module on its first call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from statestream.bad_input import dead_letter, late_record, to_json
+from statestream.jobs.join_processor import OutputTopics
+from statestream.jobs.output_rows import OutputRows, output_schema
+from statestream.jobs.record_decoding import decode_rows
+from statestream.jobs.stored_engines import StoredEngines
+from statestream.join import (
+    DUPLICATE,
+    LATE,
+    MALFORMED,
+    CodedNames,
+    JoinRouter,
+    JoinSpec,
+    RoutedSteps,
+    SpecTemplate,
+)
+from statestream.pair_json import pair_json_block, thing_runs
+
+FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
+OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
+
+
+def join_rows(
+    rows: Iterable[pd.DataFrame],
+    things_state,
+    templates: Sequence[SpecTemplate],
+    topics: OutputTopics,
+) -> pd.DataFrame:
+    """The output rows of one call: `rows` (Kafka rows of a bucket), the engines of their things
+    kept in `things_state` (the processor's MapState)."""
+    frame = pd.concat(list(rows), ignore_index=True)
+    frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+    out = _Output(topics)
+    frame, rejects = decode_rows(frame, topics.envelope)
+    out.malformed(rejects)
+    things, quantities = (_coded(frame[name]) for name in ("thing", "quantity"))
+    specs = [s for t in templates for s in t.specs_for(quantities.names)]
+    stored = StoredEngines(things_state)
+    router = JoinRouter(specs, load_engine=stored.loader(specs))
+    steps = router.process(
+        things,
+        quantities,
+        frame["t"].to_numpy(dtype=np.float64),
+        frame["v"].to_numpy(dtype=np.float64),
+        np.arange(len(frame), dtype=np.int64),
+    )
+    out.steps(steps, frame)
+    stored.save_router(router.engines, specs)
+    out.stats(len(frame) + len(rejects), router.state_size)
+    return out.frame()
+
+
+def _coded(names: pd.Series) -> CodedNames:
+    """A column of names as codes into its distinct names (pandas' hash table, in C): the
+    router then looks up each distinct name once."""
+    codes, distinct = pd.factorize(names)
+    return CodedNames(codes, distinct.tolist())
+
+
+class _Output:
+    """The rows one call produces, column by column."""
+
+    def __init__(self, topics: OutputTopics) -> None:
+        self.topics = topics
+        self.rows = OutputRows()
+        self.figures: dict[str, float] = {}
+        self.duplicates = 0
+        self.max_event_time = float("nan")
+
+    def malformed(self, rejects: pd.DataFrame) -> None:
+        """Values that are no records (`record_decoding.decode_rows`' rejects)."""
+        for row in rejects.itertuples(index=False):
+            self._dead_letter(row.reason, row.raw, int(row.partition), int(row.offset))
+
+    def _dead_letter(self, reason: str, raw: bytes | None, partition: int, offset: int) -> None:
+        """A dead letter (`statestream.bad_input`); `ingested_at`: when the call reads the row."""
+        value = dead_letter(
+            "join",
+            reason,
+            raw,
+            source_topic=self.topics.source,
+            partition=partition,
+            offset=offset,
+        )
+        self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
+
+    def steps(self, steps: RoutedSteps, frame: pd.DataFrame) -> None:
+        """The pairs, late and malformed records of one call's steps, all things of a spec at
+        once (keys `thing.result`, each thing's pairs in a row, in emission order)."""
+        names = steps.names
+        for spec, things, pairs in steps.pairs_by_spec(codes=True):
+            runs = [(f"{names[code]}.{spec.result}", n) for code, n in thing_runs(things)]
+            block = pair_json_block(CodedNames(things, names), spec, pairs)
+            self.rows.add_block("pair", self.topics.pairs, runs, block)
+            self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])
+        for spec, series, rows, verdicts in steps.verdicts_by_spec():
+            self.duplicates += int(np.count_nonzero(verdicts.codes == DUPLICATE))
+            for k in np.flatnonzero(verdicts.codes >= MALFORMED):
+                self._rejected(spec, series, frame.iloc[rows[k]], verdicts, k)
+
+    def _rejected(self, spec: JoinSpec, series, row, verdicts, k) -> None:
+        if verdicts.codes[k] == MALFORMED:
+            reason = f"value of {row['quantity']} cannot be taken by {spec.function_name}"
+            self._dead_letter(reason, row["value"], int(row["partition"]), int(row["offset"]))
+            return
+        if verdicts.codes[k] != LATE:
+            return
+        value = late_record(
+            "join",
+            thing=row["thing"],
+            quantity=row["quantity"],
+            phenomenon_time=row["t"],
+            result=row["v"],
+            watermark=verdicts.watermark[k],
+            source_topic=self.topics.source,
+            partition=int(row["partition"]),
+            offset=int(row["offset"]),
+            series=series,
+            join=spec.result,
+        )
+        key = f"{row['thing']}.{row['quantity']}"
+        self.rows.add("late", self.topics.late, key, to_json(value))
+
+    def stats(self, records: int, state_records: int) -> None:
+        """The call's figures, for the last row."""
+        self.figures = {
+            "records": records,
+            "duplicates": self.duplicates,
+            "state_records": state_records,
+            "max_event_time": self.max_event_time,
+        }
+
+    def frame(self) -> pd.DataFrame:
+        return self.rows.frame(self.figures, FIGURE_COLUMNS)
