@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 
 from statestream.formats import json_numbers
 from statestream.join import CodedNames, JoinedPairs, JoinSpec
+from statestream.join.names import NameCodes
 
 _COMMA, _DOT, _ZERO = (ord(c) for c in ",.0")
 
@@ -70,28 +71,14 @@ def pair_json_texts(things: np.ndarray, spec: JoinSpec, pairs: JoinedPairs) -> l
     """`pair_json_block` of pairs whose things are names (an object array), a text per pair."""
     if len(pairs) == 0:
         return []
-    names = list(dict.fromkeys(things.tolist()))
-    codes = {name: code for code, name in enumerate(names)}
-    coded = CodedNames(np.fromiter(map(codes.__getitem__, things.tolist()), np.int64), names)
+    table = NameCodes()
+    coded = CodedNames(table(things.tolist()), table.names)
     return pair_json_block(coded, spec, pairs).decode().split("\n")
 
 
 def pair_json_lines(thing: str, spec: JoinSpec, pairs: JoinedPairs) -> list[str]:
     """The pairs one engine step of one thing emitted, one JSON text each."""
     return pair_json_texts(np.full(len(pairs), thing, dtype=object), spec, pairs)
-
-
-def thing_runs(codes: np.ndarray) -> list[tuple[int, int]]:
-    """(code, how many in a row) of each run of equal codes, in order: a packed block's keys.
-
-    >>> thing_runs(np.array([3, 3, 1, 3]))
-    [(3, 2), (1, 1), (3, 1)]
-    """
-    if len(codes) == 0:
-        return []
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    sizes = np.diff(np.append(starts, len(codes)))
-    return list(zip(codes.take(starts).tolist(), sizes.tolist(), strict=True))
 
 
 def json_number_column(values: np.ndarray) -> pa.StringArray:

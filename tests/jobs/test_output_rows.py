@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 
-from statestream.jobs.output_rows import OutputRows, records
+from statestream.jobs.output_rows import OutputRows, records, value_runs
 from statestream.join import CodedNames, JoinedPairs, JoinSpec
-from statestream.pair_json import pair_json_block, pair_json_lines, pair_json_texts, thing_runs
+from statestream.pair_json import pair_json_block, pair_json_lines, pair_json_texts
 
 SPEC = JoinSpec("actSpeed_C11", "vaTorque_C11", "vaPower_C11", function="power")
 
@@ -75,7 +75,7 @@ def test_a_block_of_coded_things_packs_as_texts_and_runs_do() -> None:
     by_texts = OutputRows()
     by_texts.add_runs("pair", "out", things + ".p", pair_json_texts(things, SPEC, pairs))
     by_block = OutputRows()
-    runs = [(f"{names[code]}.p", n) for code, n in thing_runs(codes)]
+    runs = [(f"{names[code]}.p", n) for code, n in value_runs(codes)]
     by_block.add_block("pair", "out", runs, pair_json_block(CodedNames(codes, names), SPEC, pairs))
     figures = {"records": 1}
     a, b = by_texts.frame(figures, "records long"), by_block.frame(figures, "records long")

@@ -16,7 +16,7 @@ import pandas as pd
 
 from statestream.bad_input import dead_letter, late_record, to_json
 from statestream.jobs.join_processor import OutputTopics
-from statestream.jobs.output_rows import OutputRows, output_schema
+from statestream.jobs.output_rows import OutputRows, output_schema, value_runs
 from statestream.jobs.record_decoding import decode_rows
 from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import (
@@ -29,7 +29,7 @@ from statestream.join import (
     RoutedSteps,
     SpecTemplate,
 )
-from statestream.pair_json import pair_json_block, thing_runs
+from statestream.pair_json import pair_json_block
 
 FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
 OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
@@ -84,8 +84,7 @@ class _Output:
 
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no records (`record_decoding.decode_rows`' rejects)."""
-        for row in rejects.itertuples(index=False):
-            self._dead_letter(row.reason, row.raw, int(row.partition), int(row.offset))
+        self.rows.add_dead_letters("join", self.topics.dead_letter, self.topics.source, rejects)
 
     def _dead_letter(self, reason: str, raw: bytes | None, partition: int, offset: int) -> None:
         """A dead letter (`statestream.bad_input`); `ingested_at`: when the call reads the row."""
@@ -104,7 +103,7 @@ class _Output:
         once (keys `thing.result`, each thing's pairs in a row, in emission order)."""
         names = steps.names
         for spec, things, pairs in steps.pairs_by_spec(codes=True):
-            runs = [(f"{names[code]}.{spec.result}", n) for code, n in thing_runs(things)]
+            runs = [(f"{names[code]}.{spec.result}", n) for code, n in value_runs(things)]
             block = pair_json_block(CodedNames(things, names), spec, pairs)
             self.rows.add_block("pair", self.topics.pairs, runs, block)
             self.max_event_time = np.nanmax([self.max_event_time, float(pairs.time.max())])

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import orjson
@@ -56,11 +57,8 @@ class OutputRows:
 
     def add_runs(self, kind: str, topic: str, keys: np.ndarray, values: list[str]) -> None:
         """Records of one kind and topic, `keys[i]` the key of `values[i]` (an object array)."""
-        if not values:
-            return
-        bounds = [0, *(np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist(), len(keys)]
-        runs = [(keys[start], end - start) for start, end in itertools.pairwise(bounds)]
-        self.add_block(kind, topic, runs, "\n".join(values).encode())
+        if values:
+            self.add_block(kind, topic, value_runs(keys), "\n".join(values).encode())
 
     def add_block(
         self, kind: str, topic: str, runs: list[tuple[str | None, int]], block: bytes
@@ -129,6 +127,20 @@ class _Group:
     runs: list[list] = field(default_factory=list)
     blocks: list[bytes] = field(default_factory=list)
     count: int = 0
+
+
+def value_runs(column: np.ndarray) -> list[tuple[Any, int]]:
+    """(value, how many in a row) of each run of equal values of a column, in order: the keys'
+    runs of a packed row (of key names, or of codes to name).
+
+    >>> value_runs(np.array([3, 3, 1, 3]))
+    [(3, 2), (1, 1), (3, 1)]
+    """
+    if len(column) == 0:
+        return []
+    starts = np.flatnonzero(np.concatenate(([True], column[1:] != column[:-1])))
+    sizes = np.diff(np.append(starts, len(column)))
+    return list(zip(column.take(starts).tolist(), sizes.tolist(), strict=True))
 
 
 def records(topic: str, keys: str, values: bytes) -> Iterator[tuple[str, str | None, bytes]]:
