@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything statestream needs on this machine, idempotently (`make setup` runs it):
-#   1. .venv with `pip install -e ".[dev]"`  (skipped while pyproject.toml is unchanged)
-#   2. the JVM jars, copied by Maven into .deps/jars/<name>  (skipped while each pom is unchanged)
-#   3. mosquitto, influxdb, influxdb-client, chromium and a JDK's javac through apt-get  (skipped
-#      when installed)
+#   1. Python 3.11 with venv, a JDK 17, Maven, Node.js with npm, mosquitto, influxdb,
+#      influxdb-client and chromium through apt-get  (skipped when installed)
+#   2. .venv with `pip install -e ".[dev]"`  (skipped while pyproject.toml is unchanged)
+#   3. the JVM jars, copied by Maven into .deps/jars/<name>  (skipped while each pom is unchanged)
 #   4. jvm/local-fs and jvm/exactly-once compiled into .deps/jars/<name>  (skipped while their
 #      sources are unchanged)
 #   5. the dashboard's browser libraries: `npm ci` in dashboard-assets/, copied into
@@ -82,19 +82,34 @@ jvm_jars() {
 
 has_program() { command -v "$1" >/dev/null 2>&1 || [[ -x /usr/sbin/$1 || -x /sbin/$1 ]]; }
 
+# python3.11 (or python3 being 3.11) with its venv module; PYTHON, when set, is the user's choice
+has_python311() {
+  [[ -n ${PYTHON:-} ]] && return 0
+  local candidate
+  for candidate in python3.11 python3; do
+    command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys, ensurepip; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null &&
+      return 0
+  done
+  return 1
+}
+
 system_packages() {
   local missing=()
+  has_python311 || missing+=(python3.11 python3.11-venv)
+  has_program javac || missing+=(openjdk-17-jdk-headless) # runs the JVMs, compiles jvm/*
+  has_program mvn || missing+=(maven)                     # fetches the JVM jars
+  has_program npm || missing+=(nodejs npm)                # fetches the dashboard's libraries
   has_program mosquitto && has_program mosquitto_passwd || missing+=(mosquitto)
   has_program influxd || missing+=(influxdb)
   has_program influx || missing+=(influxdb-client)
   has_program chromium || missing+=(chromium) # the dashboard's browser tests drive it
-  has_program javac || missing+=(openjdk-17-jdk-headless) # compiles jvm/local-fs
   if [[ ${#missing[@]} -eq 0 ]]; then
-    say "mosquitto, influxdb, chromium and javac are installed"
+    say "python 3.11, a JDK, maven, npm, mosquitto, influxdb and chromium are installed"
     return
   fi
   command -v apt-get >/dev/null 2>&1 ||
-    die "${missing[*]} missing and no apt-get here: install mosquitto, influxdb (1.x) and influxdb-client with your package manager, then run make setup again"
+    die "${missing[*]} missing and no apt-get here: install them with your package manager (influxdb 1.x), then run make setup again"
   local sudo=()
   if [[ $(id -u) -ne 0 ]]; then
     command -v sudo >/dev/null 2>&1 ||
@@ -201,10 +216,10 @@ dashboard_assets() {
   echo "$want" >"$stamp"
 }
 
+system_packages
 python_env
 jvm_jars kafka-broker
 jvm_jars spark-kafka
-system_packages
 local_fs_jar
 exactly_once_jar
 dashboard_assets
