@@ -44,7 +44,8 @@ def spark_session(
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         options = _left_to_us_by_spark_submit(options)
     else:
-        os.environ["PYSPARK_PYTHON"] = sys.executable
+        # Spark's Python processes: this Python, through the python_launcher patch
+        os.environ["PYSPARK_PYTHON"] = patches.python_executable(settings)
         os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
         if _on_this_machine(settings.spark.master):
             # no "resolves to loopback" warning; the local cluster's executors reach the driver

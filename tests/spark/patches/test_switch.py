@@ -59,7 +59,8 @@ def test_the_switch_off_gives_sparks_own(
     assert "spark.driver.extraClassPath" not in options
     assert options["spark.hadoop.fs.AbstractFileSystem.file.impl"] == RAW_LOCAL_FS
     assert _warnings(caplog) == [
-        "statestream: patches python_daemon, grouped_rows, local_fs off: spark.patches is false"
+        "statestream: patches python_daemon, python_launcher, grouped_rows, local_fs off: "
+        "spark.patches is false"
     ]
 
 

@@ -2,16 +2,18 @@
 
 - `python_daemon`: Spark's Python workers forked by a daemon that first takes pyspark's zip
   archives off their import path (`spark.python.daemon.module`);
+- `python_launcher`: every Python process Spark starts (the driver's at a query's start too)
+  started by a script that takes the archives off the path first (`PYSPARK_PYTHON`);
 - `grouped_rows`: transformWithStateInPandas input grouped a batch at a time, installed by that
   daemon (only on PySpark 4.1.x, whose row-at-a-time path it replaces);
 - `local_fs`: a local master's checkpoints written through `jvm/local-fs` (driver class path);
 - `bucket_labels`: the jobs' bucket labels, spread evenly by Spark's own hash partitioning.
 
 The switch is the setting `spark.patches` (`STATESTREAM_SPARK__PATCHES=false`): off, Spark runs
-its own `pyspark.daemon`, PySpark's own grouping and Hadoop's local file system. The bucket
-labels stay, as they are the keys of the jobs' state. Each patch checks the PySpark version it
-was written for; when one turns itself off, `spark_conf` logs one warning line that says which
-and why, once per process:
+this Python itself, its own `pyspark.daemon`, PySpark's own grouping and Hadoop's local file
+system. The bucket labels stay, as they are the keys of the jobs' state. Each patch checks the
+PySpark version it was written for; when one turns itself off, `spark_conf` (for the launcher,
+`python_executable`) logs one warning line that says which and why, once per process:
 
     statestream: patch grouped_rows off: written for pyspark 4.1.x, found 4.2.0
 
@@ -26,7 +28,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from statestream.config import Settings
 
-SWITCHED = ("python_daemon", "grouped_rows", "local_fs")  # the patches `spark.patches` turns off
+SWITCHED = (
+    "python_daemon",
+    "python_launcher",
+    "grouped_rows",
+    "local_fs",
+)  # the patches `spark.patches` turns off
 
 
 def spark_conf(settings: Settings, *, new_driver: bool = False) -> dict[str, str]:
@@ -64,3 +71,21 @@ def spark_conf(settings: Settings, *, new_driver: bool = False) -> dict[str, str
         if reason is not None:
             warn_once(f"statestream: patch {name} off: {reason}")
     return conf
+
+
+def python_executable(settings: Settings) -> str:
+    """What Spark should run as Python (`PYSPARK_PYTHON`) for a driver this session launches:
+    the `python_launcher` patch's script where it applies, else this Python. An off patch is
+    logged once as a warning, as in `spark_conf`."""
+    import sys
+
+    from statestream.spark.patches import python_launcher
+    from statestream.spark.patches._checks import warn_once
+
+    if not settings.spark.patches:
+        return sys.executable
+    reason = python_launcher.applies()
+    if reason is not None:
+        warn_once(f"statestream: patch python_launcher off: {reason}")
+        return sys.executable
+    return str(python_launcher.script_path())
