@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import statestream.jobs.bunching_processor
+import statestream.jobs.bunching_rows
 import statestream.jobs.vehicle_decoding
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
@@ -39,7 +39,7 @@ POSITION = VehiclePosition(
 
 
 @pytest.mark.parametrize(
-    "module", [statestream.jobs.vehicle_decoding, statestream.jobs.bunching_processor]
+    "module", [statestream.jobs.vehicle_decoding, statestream.jobs.bunching_rows]
 )
 def test_docstring_examples(module) -> None:
     result = doctest.testmod(module)

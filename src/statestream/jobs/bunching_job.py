@@ -25,11 +25,11 @@ from pyspark.sql.streaming import StreamingQuery
 from statestream.config import Settings
 from statestream.geo.bunching import BunchingSpec
 from statestream.jobs.bunching_processor import (
-    OUTPUT_SCHEMA,
     REJECTS_LINE,
     BunchingTopics,
     VehicleBunchingProcessor,
 )
+from statestream.jobs.bunching_rows import OUTPUT_SCHEMA
 from statestream.jobs.kafka_input import committed_stream
 from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.status import batch_figures, batch_line

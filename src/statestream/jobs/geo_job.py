@@ -21,7 +21,8 @@ from statestream.config import Settings
 from statestream.errors import ConfigError
 from statestream.geo import GeoSpec
 from statestream.jobs.geo_input import kafka_positions
-from statestream.jobs.geo_processor import OUTPUT_SCHEMA, CellWindowsProcessor, GeoTopics
+from statestream.jobs.geo_processor import CellWindowsProcessor, GeoTopics
+from statestream.jobs.geo_rows import OUTPUT_SCHEMA
 from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.status import batch_figures
 

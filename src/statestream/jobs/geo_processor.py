@@ -8,31 +8,32 @@ micro-batch (`timerValues`), the same in every attempt of the batch; an event-ti
 window's end (and at its end + allowed lateness) calls the bucket again when the watermark passes
 it, so a window that gets no more positions is still made final and then dropped.
 
-A call's records go out packed, one row per kind (`cells`, `late`, `malformed`) and topic, then
-a `figures` row with its counts (`jobs.output_rows`).
+What a call does is `jobs.geo_rows`. This module imports little: on a query's first batch
+Spark's driver starts a Python process of its own that imports it only to run `init` (the state
+variables' schemas), and pandas would add ~0.3–0.5 s to that start.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.types import BinaryType, LongType, StructField, StructType
 
-from statestream.bad_input import late_record, to_json
-from statestream.geo import CellWindows, GeoSpec, GeoStep, Positions, WindowCells, cell_records
-from statestream.geo.cells import NO_CELL, cell_names
-from statestream.jobs.geo_decoding import vehicle_key
-from statestream.jobs.output_rows import OutputRows, output_schema
+if TYPE_CHECKING:
+    import pandas as pd
 
-FIGURE_COLUMNS = (
-    "records long, positions long, no_fix long, late long, malformed long, cell_results long, "
-    "open_windows long, max_event_time double, watermark double"
+    from statestream.geo import GeoSpec
+
+# name, key and value schemas: the DDL "start long" and "cells binary" as types, for a DDL
+# string costs a round trip to the JVM's SQL parser in every task
+MAP_STATE = (
+    "windows",
+    StructType([StructField("start", LongType())]),
+    StructType([StructField("cells", BinaryType())]),
 )
-OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -52,151 +53,17 @@ class CellWindowsProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.handle = handle
-        self.windows = handle.getMapState("windows", "start long", "cells binary")
+        self.windows = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        frame = pd.concat(list(rows), ignore_index=True)
-        frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
-        watermark = timerValues.getCurrentWatermarkInMs()
-        out = _Output(self.topics, self.spec, watermark)
-        out.records = len(frame)
-        refused = frame["reason"].notna().to_numpy()
-        out.malformed(frame[refused])
-        frame = frame[~refused]
-        placed = frame["cell"].to_numpy() != NO_CELL
-        out.no_fix = int((~placed).sum())
-        frame = frame[placed]
-        if len(frame):
-            out.max_event_time = float(frame["t"].max())
-        windows, loaded = self._load()
-        step = windows.process(_positions(frame), watermark)
-        self._store(windows, step, loaded)
-        out.step(step, frame)
-        out.open_windows = windows.open_windows
-        yield out.frame()
+        from statestream.jobs.geo_rows import cell_rows
+
+        yield cell_rows(self, rows, timerValues.getCurrentWatermarkInMs())
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-        watermark = timerValues.getCurrentWatermarkInMs()
-        windows, loaded = self._load()
-        step = windows.process(_positions(_NO_ROWS), watermark)
-        self._store(windows, step, loaded)
-        out = _Output(self.topics, self.spec, watermark)
-        out.step(step, _NO_ROWS)
-        out.open_windows = windows.open_windows
-        yield out.frame()
+        from statestream.jobs.geo_rows import expired_rows
 
-    def _load(self) -> tuple[CellWindows, set[int]]:
-        stored = {
-            int(start[0]): WindowCells.from_bytes(bytes(cells[0]))
-            for start, cells in self.windows.iterator()
-        }
-        return CellWindows(self.spec, stored), set(stored)
-
-    def _store(self, windows: CellWindows, step: GeoStep, loaded: set[int]) -> None:
-        """Write the changed windows, delete the dropped ones, set timers for new ones."""
-        for start in step.changed:
-            self.windows.updateValue((start,), (windows.windows[start].to_bytes(),))
-            if start not in loaded:
-                end = start + self.spec.window_ms
-                self.handle.registerTimer(end)
-                self.handle.registerTimer(end + self.spec.allowed_lateness_ms)
-        for start in step.dropped:
-            if start in loaded:
-                self.windows.removeKey((start,))
+        yield expired_rows(self, timerValues.getCurrentWatermarkInMs())
 
     def close(self) -> None:
         pass
-
-
-_NO_ROWS = pd.DataFrame(
-    {
-        "t": np.empty(0, dtype=np.int64),
-        "cell": np.empty(0, dtype=np.int64),
-        "vehicle": np.empty(0, dtype=np.int64),
-        "speed": np.empty(0),
-        "delay": np.empty(0),
-    }
-)
-
-
-def _positions(frame: pd.DataFrame) -> Positions:
-    return Positions(
-        frame["t"].to_numpy(dtype=np.int64),
-        frame["cell"].to_numpy(dtype=np.int64),
-        frame["vehicle"].to_numpy(dtype=np.int64),
-        frame["speed"].to_numpy(dtype=np.float64),
-        frame["delay"].to_numpy(dtype=np.float64),
-    )
-
-
-class _Output:
-    """The records one call produces, and its counts."""
-
-    def __init__(self, topics: GeoTopics, spec: GeoSpec, watermark: int) -> None:
-        self.topics = topics
-        self.spec = spec
-        self.watermark = watermark
-        self.rows = OutputRows()
-        self.records = self.no_fix = self.late = self.malformed_count = self.open_windows = 0
-        self.positions = self.cell_results = 0
-        self.max_event_time = -math.inf
-
-    def malformed(self, rejects: pd.DataFrame) -> None:
-        """Values that are no vehicle positions, as dead letters (stage `geo`)."""
-        self.malformed_count += len(rejects)
-        self.rows.add_dead_letters("geo", self.topics.dead_letter, self.topics.source, rejects)
-
-    def step(self, step: GeoStep, frame: pd.DataFrame) -> None:
-        keys, values = cell_records(step.results, self.spec.resolution)
-        self.cell_results += len(values)
-        self.rows.add_runs("cells", self.topics.cells, np.asarray(keys, dtype=object), values)
-        self.positions += int((~step.late).sum())
-        if step.late.any():
-            self._late(frame[step.late])
-
-    def _late(self, rows: pd.DataFrame) -> None:
-        """Positions whose window is gone, as late records (stage `geo`)."""
-        self.late += len(rows)
-        window_ms = self.spec.window_ms
-        cells = cell_names(rows["cell"].to_numpy())
-        for row, cell in zip(rows.itertuples(index=False), cells, strict=True):
-            start = int(row.t) // window_ms * window_ms
-            value = late_record(
-                "geo",
-                thing=vehicle_key(int(row.vehicle)),
-                quantity="position",
-                phenomenon_time=float(row.t),
-                result=math.nan,
-                watermark=float(self.watermark),
-                source_topic=self.topics.source,
-                partition=int(row.partition),
-                offset=int(row.offset),
-                lat=float(row.lat),
-                long=float(row.long),
-                speed=_number(row.speed),
-                delay=_number(row.delay),
-                cell=cell,
-                window_start=start,
-                window_end=start + window_ms,
-                allowed_lateness_ms=self.spec.allowed_lateness_ms,
-            )
-            self.rows.add("late", self.topics.late, value["thing"], to_json(value))
-
-    def frame(self) -> pd.DataFrame:
-        latest = self.max_event_time if self.max_event_time > -math.inf else math.nan
-        figures = {
-            "records": self.records,
-            "positions": self.positions,
-            "no_fix": self.no_fix,
-            "late": self.late,
-            "malformed": self.malformed_count,
-            "cell_results": self.cell_results,
-            "open_windows": self.open_windows,
-            "max_event_time": latest,
-            "watermark": float(self.watermark),
-        }
-        return self.rows.frame(figures, FIGURE_COLUMNS)
-
-
-def _number(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None

@@ -26,7 +26,8 @@ from statestream.config import Settings
 from statestream.errors import ConfigError
 from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.records import kafka_machine_records
-from statestream.jobs.stats_processor import OUTPUT_SCHEMA, PowerStatisticsProcessor, StatsTopics
+from statestream.jobs.stats_processor import PowerStatisticsProcessor, StatsTopics
+from statestream.jobs.stats_rows import OUTPUT_SCHEMA
 from statestream.jobs.status import batch_figures
 from statestream.stats import StatsSpec
 

@@ -1,41 +1,35 @@
 """The stateful processor of the operation statistics: power records → window results.
 
 Spark groups the input by a *bucket* of things, so one call handles many things; the window
-state of each power series (thing, component) is kept as bytes in a MapState. Rows arrive
-unordered: they are put back in Kafka offset order (a series is one key, so one partition) and
-each series' records are judged one by one against its own watermark (`SeriesWindows`).
+state of each power series (thing, component) is kept as bytes in a MapState. What a call does
+is `jobs.stats_rows`.
 
-A call's records go out packed, one row per kind (`stats` window results, `alert`, `late`,
-`malformed`) and topic, then a `figures` row with the counts that the query reports
-(`jobs.output_rows`).
+This module imports little: on a query's first batch Spark's driver starts a Python process of
+its own that imports it only to run `init` (the state variables' schemas), and pandas and the
+decoders would add ~0.3–0.5 s to that start. `stats_rows` is imported on the first call.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
-from statestream.jobs.output_rows import OutputRows, output_schema
-from statestream.jobs.record_decoding import decode_rows, rejected
-from statestream.stats import (
-    SeriesStep,
-    SeriesWindows,
-    StatsSpec,
-    component_pattern,
-    duty_records,
-    late_records,
-    level_records,
-)
+if TYPE_CHECKING:
+    import pandas as pd
 
-FIGURE_COLUMNS = (
-    "records long, late long, malformed long, other long, open_windows long, max_event_time double"
+    from statestream.stats import StatsSpec
+
+# name, key and value schemas: the DDL "thing string, component string" and "state binary" as
+# types, for a DDL string costs a round trip to the JVM's SQL parser in every task
+MAP_STATE = (
+    "windows",
+    StructType([StructField("thing", StringType()), StructField("component", StringType())]),
+    StructType([StructField("state", BinaryType())]),
 )
-OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -51,105 +45,19 @@ class PowerStatisticsProcessor(StatefulProcessor):
     """transformWithStateInPandas processor: the statistics of the power series of one bucket."""
 
     def __init__(self, spec: StatsSpec, power_quantity: str, topics: StatsTopics) -> None:
+        from statestream.stats import component_pattern
+
         self.spec = spec
         self.component = component_pattern(power_quantity)  # vaPower_C11 → C11
         self.topics = topics
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.windows = handle.getMapState(
-            "windows", "thing string, component string", "state binary"
-        )
+        self.windows = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        frame = pd.concat(list(rows), ignore_index=True)
-        frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
-        out = _Output(self.topics, self.spec)
-        out.records = len(frame)
-        frame, rejects = decode_rows(frame, "none")
-        out.malformed(rejects)
-        finite = np.isfinite(frame["v"].to_numpy())
-        out.malformed(rejected(frame, ~finite, "result is not a finite number"))
-        frame = frame[finite]
-        components = frame["quantity"].str.extract(self.component)["c"]
-        out.other = int(components.isna().sum())
-        frame = frame.assign(component=components)[components.notna()]
-        for (thing, component), series_rows in frame.groupby(["thing", "component"], sort=False):
-            series = self._load(thing, component)
-            step = series.process(series_rows["t"].to_numpy(), series_rows["v"].to_numpy())
-            self.windows.updateValue((thing, component), (series.to_bytes(),))
-            out.series(thing, component, series_rows, step)
-            out.open_windows += series.open_windows
-        yield out.frame()
+        from statestream.jobs.stats_rows import stats_rows
 
-    def _load(self, thing: str, component: str) -> SeriesWindows:
-        stored = self.windows.getValue((thing, component))
-        if stored is None:
-            return SeriesWindows(self.spec)
-        return SeriesWindows.from_bytes(self.spec, bytes(stored[0]))
+        yield stats_rows(rows, self.windows, self.spec, self.component, self.topics)
 
     def close(self) -> None:
         pass
-
-
-class _Output:
-    """The records one call produces, and its counts."""
-
-    def __init__(self, topics: StatsTopics, spec: StatsSpec) -> None:
-        self.topics = topics
-        self.spec = spec
-        self.rows = OutputRows()
-        self.records = self.late = self.malformed_count = self.other = self.open_windows = 0
-        self.max_event_time = -math.inf
-
-    def malformed(self, rejects: pd.DataFrame) -> None:
-        """Values that are no power records (`record_decoding.decode_rows`' rejects)."""
-        self.malformed_count += len(rejects)
-        self.rows.add_dead_letters("stats", self.topics.dead_letter, self.topics.source, rejects)
-
-    def series(self, thing: str, component: str, rows: pd.DataFrame, step: SeriesStep) -> None:
-        accepted = rows["t"].to_numpy()[~step.late]
-        if len(accepted):
-            self.max_event_time = max(self.max_event_time, float(accepted.max()))
-        for key, value in level_records(
-            thing, component, step.level_starts, step.level_seconds, self.spec
-        ):
-            self.rows.add("stats", self.topics.stats, key, value)
-        stats, alerts = duty_records(
-            thing, component, step.duty_starts, step.duty_cycles, self.spec
-        )
-        for key, value in stats:
-            self.rows.add("stats", self.topics.stats, key, value)
-        for key, value in alerts:
-            self.rows.add("alert", self.topics.alerts, key, value)
-        if step.late.any():
-            self._late(thing, rows[step.late], step.watermark[step.late])
-
-    def _late(self, thing: str, rows: pd.DataFrame, watermarks: np.ndarray) -> None:
-        self.late += len(rows)
-        origins = [
-            (self.topics.source, int(p), int(o))
-            for p, o in zip(rows["partition"], rows["offset"], strict=True)
-        ]
-        quantity = str(rows["quantity"].iloc[0])  # a series is one quantity
-        for key, value in late_records(
-            thing,
-            quantity,
-            rows["t"].tolist(),
-            rows["v"].tolist(),
-            watermarks.tolist(),
-            self.spec,
-            origins,
-        ):
-            self.rows.add("late", self.topics.late, key, value)
-
-    def frame(self) -> pd.DataFrame:
-        latest = self.max_event_time if self.max_event_time > -math.inf else math.nan
-        figures = {
-            "records": self.records,
-            "late": self.late,
-            "malformed": self.malformed_count,
-            "other": self.other,
-            "open_windows": self.open_windows,
-            "max_event_time": latest,
-        }
-        return self.rows.frame(figures, FIGURE_COLUMNS)
