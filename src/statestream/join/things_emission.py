@@ -46,8 +46,8 @@ class TailView:
         head_prev_t: np.ndarray,
         watermarks: tuple[np.ndarray, np.ndarray],
     ) -> TailView:
-        # `local` is sorted (rows by thing, local indices in code order): bounds by search
-        end = np.searchsorted(local, np.arange(len(watermarks[0])), side="right")
+        # `local` is sorted (rows by thing, local indices in code order): bounds by counting
+        end = np.bincount(local, minlength=len(watermarks[0])).cumsum()
         start = np.empty_like(end)
         start[:1] = 0
         start[1:] = end[:-1]

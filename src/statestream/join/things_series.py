@@ -28,11 +28,15 @@ def ingest(
     if len(rows) == 0:
         return SeriesVerdicts(np.empty(0, np.int8), np.empty(0, _F8))
     valid = np.isfinite(rows.t) & spec.accepts(side, rows.v)
-    codes, watermark, by_time = _classify(table, rows, groups, valid, spec.disorder_ms)
+    codes, watermark, by_time, grouped_t = _classify(table, rows, groups, valid, spec.disorder_ms)
     # the not-late records in (thing, time, arrival) order: all of them, most often
-    all_accepted = (codes == ACCEPTED).all()
-    candidates = by_time if all_accepted else by_time[codes.take(by_time) == ACCEPTED]
-    batch = rows.take(candidates)
+    if by_time is groups.order and (codes == ACCEPTED).all():  # arrived in time order, all valid
+        candidates = by_time  # thing codes and times in that order are known: no gather
+        thing = np.repeat(groups.codes, groups.sizes)
+        batch = Rows(thing, grouped_t, rows.v.take(by_time), rows.pos.take(by_time))
+    else:
+        candidates = by_time[codes.take(by_time) == ACCEPTED]
+        batch = rows.take(candidates)
     repeats = _duplicates(table, batch, spec.disorder_ms, keys)
     if len(repeats):
         codes[candidates[repeats]] = DUPLICATE
@@ -44,8 +48,9 @@ def ingest(
 
 
 def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray, disorder: float):
-    """Verdicts but duplicates, the watermark each record met, and the (thing, time, arrival)
-    order of the batch (`SeriesState.classify`)."""
+    """Verdicts but duplicates, the watermark each record met, the (thing, time, arrival)
+    order of the batch (`SeriesState.classify`) and the times in thing order (-inf if
+    malformed)."""
     n = len(rows)
     seen = np.where(valid, rows.t, -np.inf)
     grouped = seen.take(groups.order)
@@ -73,7 +78,7 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     late = rows.t < watermark  # False for a NaN time (malformed)
     if late.any():
         codes[valid & late] = LATE
-    return codes, watermark, by_time
+    return codes, watermark, by_time, grouped
 
 
 def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys) -> np.ndarray:
@@ -149,11 +154,12 @@ def release(table: SeriesTable, disorder: float) -> np.ndarray:
     """Move the pending records at or below their thing's watermark to the tail; returns which
     tail records are new."""
     pending = table.pending
-    released = pending.t <= table.watermark_of(pending.thing, disorder)
-    if not released.any():
-        return np.zeros(len(table.tail), dtype=bool)
-    if released.all():
+    # without disorder the watermark is the largest time seen: every accepted time is at or below
+    released = None if disorder == 0.0 else pending.t <= table.watermark_of(pending.thing, disorder)
+    if released is None or released.all():
         out, table.pending = pending, Rows.empty()
+    elif not released.any():
+        return np.zeros(len(table.tail), dtype=bool)
     else:
         out, table.pending = pending.take(released), pending.take(~released)
     table.n_released += np.bincount(out.thing, minlength=len(table.n_released))
