@@ -28,12 +28,19 @@ def ingest(
     if len(rows) == 0:
         return SeriesVerdicts(np.empty(0, np.int8), np.empty(0, _F8))
     valid = np.isfinite(rows.t) & spec.accepts(side, rows.v)
-    codes, watermark, by_time, grouped_t = _classify(table, rows, groups, valid, spec.disorder_ms)
+    codes, watermark, by_time, grouped_t, repeats_possible = _classify(
+        table, rows, groups, valid, spec.disorder_ms
+    )
     # the not-late records in (thing, time, arrival) order: all of them, most often
     if by_time is groups.order and (codes == ACCEPTED).all():  # arrived in time order, all valid
-        candidates = by_time  # thing codes and times in that order are known: no gather
+        # thing codes and times in that order are known: no gather; no time repeats one before
+        # it in its thing nor the largest accepted, so no record can be a duplicate
         thing = np.repeat(groups.codes, groups.sizes)
         batch = Rows(thing, grouped_t, rows.v.take(by_time), rows.pos.take(by_time))
+        if not repeats_possible:
+            _accept(table, batch, keys, groups.starts + groups.sizes - 1)
+            return SeriesVerdicts(codes, watermark)
+        candidates = by_time
     else:
         candidates = by_time[codes.take(by_time) == ACCEPTED]
         batch = rows.take(candidates)
@@ -49,8 +56,9 @@ def ingest(
 
 def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray, disorder: float):
     """Verdicts but duplicates, the watermark each record met, the (thing, time, arrival)
-    order of the batch (`SeriesState.classify`) and the times in thing order (-inf if
-    malformed)."""
+    order of the batch (`SeriesState.classify`), the times in thing order (-inf if malformed)
+    and whether a duplicate is possible (False: no time is at or below the largest one seen
+    before it in its thing; known only for records that arrived in time order)."""
     n = len(rows)
     seen = np.where(valid, rows.t, -np.inf)
     grouped = seen.take(groups.order)
@@ -70,6 +78,7 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
         largest[1:] = seen[by_time[running[:-1]]]
     largest[groups.starts] = -np.inf
     np.maximum(largest, np.repeat(table.max_t[groups.codes], groups.sizes), out=largest)
+    repeats_possible = by_time is not groups.order or bool((grouped <= largest).any())
     largest -= disorder
     watermark = np.empty(n, dtype=_F8)
     watermark[groups.order] = largest
@@ -78,7 +87,7 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     late = rows.t < watermark  # False for a NaN time (malformed)
     if late.any():
         codes[valid & late] = LATE
-    return codes, watermark, by_time, grouped
+    return codes, watermark, by_time, grouped, repeats_possible
 
 
 def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys) -> np.ndarray:
@@ -119,11 +128,13 @@ def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys
     return np.sort(in_batch[in_batch >= 0])
 
 
-def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+def _largest(rows: Rows, last: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per thing of rows in (thing, time, arrival) order: its largest time, the first arrived of
-    equal ones (as `np.argmax`, which tells -0.0 from 0.0)."""
+    equal ones (as `np.argmax`, which tells -0.0 from 0.0). `last`: each thing's last row, if
+    known."""
     thing, t = rows.thing, rows.t
-    last = np.flatnonzero(np.append(thing[1:] != thing[:-1], True))
+    if last is None:
+        last = np.flatnonzero(np.append(thing[1:] != thing[:-1], True))
     largest = t.take(last)
     if not (largest == 0.0).any():  # equal finite times are the same float but for ±0.0
         return thing.take(last), largest
@@ -135,11 +146,14 @@ def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     return thing[last], t[np.flatnonzero(first)]
 
 
-def _accept(table: SeriesTable, accepted: Rows, keys: TimeKeys) -> None:
-    """Add accepted records, in (thing, time, arrival) order, to pending; raise max_t."""
+def _accept(
+    table: SeriesTable, accepted: Rows, keys: TimeKeys, last: np.ndarray | None = None
+) -> None:
+    """Add accepted records, in (thing, time, arrival) order, to pending; raise max_t. `last`:
+    each thing's last record, if known."""
     if len(accepted) == 0:
         return
-    things, largest = _largest(accepted)
+    things, largest = _largest(accepted, last)
     old = table.max_t[things]
     table.max_t[things] = np.where(largest > old, largest, old)
     if len(table.pending) == 0:
