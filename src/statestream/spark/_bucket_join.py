@@ -250,9 +250,9 @@ class KnownNames:
         found = pc.index_in(column, value_set=known)
         names = self.names
         if found.null_count:  # some names are new: code those records apart, after the known
-            missing = found.is_null().to_numpy(zero_copy_only=False)
-            new = arrow_coded_names(column.filter(missing))
-            codes = found.fill_null(0).to_numpy(zero_copy_only=False, writable=True)
+            codes = found.fill_null(-1).to_numpy(zero_copy_only=False, writable=True)
+            missing = np.flatnonzero(codes < 0)
+            new = arrow_coded_names(column.take(missing))
             codes[missing] = len(known) + new.codes
             names = [*names[: len(known)], *new.names]
         else:
