@@ -85,11 +85,8 @@ class NameCodes:
     def of(self, column: CodedNames) -> np.ndarray:
         """The code of each record of a coded column, as `self(column.decoded().tolist())`
         gives them: each distinct name is looked up once, and where some are new, those that
-        occur are added in order of their first record. A column coded against `names` itself
-        (the list, not a copy: `column.names is self.names`) needs no lookup."""
+        occur are added in order of their first record."""
         records = np.asarray(column.codes, dtype=_I8)
-        if column.names is self.names:  # coded against these names already
-            return records
         names = list(column.names)
         if len(records) == 0 or not names:
             return np.empty(0, dtype=_I8)

@@ -90,15 +90,6 @@ class JoinRouter:
         self._create(self._things(list(things)), spec_index)
 
     @property
-    def thing_names(self) -> list:
-        """The things' names by code: the router's own list, which it appends new names to.
-
-        A column coded against it (`CodedNames(codes, router.thing_names)`, each code the
-        name's index here) is taken as it is, with no lookup per name; read it, never change it.
-        """
-        return self._names
-
-    @property
     def state_size(self) -> int:
         return sum(join.state_size for join in self._joins)
 

@@ -225,52 +225,6 @@ def arrow_coded_names(
     return CodedNames(codes if order is None else codes.take(order), names)
 
 
-class KnownNames:
-    """Codes string columns against a list of names that only grows, e.g. a long-lived
-    router's things (`JoinRouter.thing_names`): Arrow's `index_in` on a cached Arrow array of
-    them, so a column of known names needs neither its distinct names as Python strings nor a
-    lookup of each. The codes come with that list itself, which the router takes as they are.
-
-    A column with names not in the list is coded as `arrow_coded_names` codes its records of
-    those (after the known names); one with nulls, or not of strings, by `arrow_coded_names`.
-    """
-
-    def __init__(self, names: list) -> None:
-        self.names = names
-        self._array = pa.array([], pa.string())
-
-    def __call__(
-        self, column: pa.Array | pa.ChunkedArray, order: np.ndarray | None = None
-    ) -> CodedNames:
-        if isinstance(column, pa.ChunkedArray):
-            column = column.combine_chunks()
-        known = self._known()
-        if known is None or column.null_count or column.type != pa.string():
-            return arrow_coded_names(column, order)
-        found = pc.index_in(column, value_set=known)
-        names = self.names
-        if found.null_count:  # some names are new: code those records apart, after the known
-            codes = found.fill_null(-1).to_numpy(zero_copy_only=False, writable=True)
-            missing = np.flatnonzero(codes < 0)
-            new = arrow_coded_names(column.take(missing))
-            codes[missing] = len(known) + new.codes
-            names = [*names[: len(known)], *new.names]
-        else:
-            codes = found.to_numpy()
-        return CodedNames(codes if order is None else codes.take(order), names)
-
-    def _known(self) -> pa.Array | None:
-        """The names as an Arrow string array (brought up to date), None if there are none or
-        some are not strings."""
-        if len(self._array) < len(self.names):
-            try:
-                added = pa.array(self.names[len(self._array) :], pa.string())
-            except (pa.ArrowInvalid, pa.ArrowTypeError):
-                return None
-            self._array = pa.concat_arrays([self._array, added])
-        return self._array if len(self._array) else None
-
-
 FEW_NAMES = 8  # at most this many distinct names for `_few_equal_width_names`
 _WORDS = (8, 4, 2, 1)  # byte widths of the integers that compare a name's bytes
 
