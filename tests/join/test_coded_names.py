@@ -74,25 +74,3 @@ def test_codes_of_a_coded_column_equal_those_of_its_names(batches: list[list[str
 def test_a_code_outside_the_names_is_refused(codes: list[int]) -> None:
     with pytest.raises(ValueError, match="must index"):
         CodedNames(np.array(codes), ["m1", "m2"])
-
-
-@given(
-    st.lists(st.sampled_from("abcdefg"), max_size=12),
-    st.lists(st.sampled_from("abcdefgh"), max_size=12),
-    st.lists(st.sampled_from("ghij"), unique=True),
-)
-def test_names_that_begin_with_the_coders_own_are_coded_as_names(
-    before: list[str], names: list[str], extra: list[str]
-) -> None:
-    """A column coded into the coder's names and then others (as `KnownNames` gives them, or
-    with one of the coder's names again) gets the codes its names get."""
-    by_name, by_code = NameCodes(), NameCodes()
-    by_name(before)
-    by_code(before)
-    own = list(by_code.names)
-    others = [n for n in dict.fromkeys([*extra, *names]) if n not in own]
-    dictionary = [*own, *others, *own[:1]]
-    index = {n: k for k, n in enumerate(dictionary)}  # a repeated name: its later place
-    column = CodedNames(np.array([index[n] for n in names], dtype=np.int64), dictionary)
-    assert by_code.of(column).tolist() == by_name(names).tolist()
-    assert by_code.names == by_name.names

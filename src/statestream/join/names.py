@@ -90,29 +90,17 @@ class NameCodes:
         names = list(column.names)
         if len(records) == 0 or not names:
             return np.empty(0, dtype=_I8)
-        known = len(self.names)
-        if len(names) > known and names[:known] == self.names:  # these names, then others
-            mine = np.arange(len(names), dtype=_I8)
-            rest = np.flatnonzero(records >= known)
-            mine[known:] = self._of_first_sight(names[known:], records.take(rest) - known)
-            return mine.take(records)
         try:
             found = itemgetter(*names)(self.codes)
             mine = np.fromiter((found,) if len(names) == 1 else found, _I8, count=len(names))
         except KeyError:
-            mine = self._of_first_sight(names, records)
+            first = np.full(len(names), len(records), dtype=_I8)
+            np.minimum.at(first, records, np.arange(len(records), dtype=_I8))
+            used = np.flatnonzero(first < len(records))
+            used = used.take(np.argsort(first.take(used), kind="stable"))
+            mine = np.zeros(len(names), dtype=_I8)
+            mine[used] = self([names[k] for k in used.tolist()])
         return mine.take(records)
-
-    def _of_first_sight(self, names: list, records: np.ndarray) -> np.ndarray:
-        """The code of each of `names` (0 where no record has it) for records coded into
-        them, new names that occur added in order of their first record."""
-        first = np.full(len(names), len(records), dtype=_I8)
-        np.minimum.at(first, records, np.arange(len(records), dtype=_I8))
-        used = np.flatnonzero(first < len(records))
-        used = used.take(np.argsort(first.take(used), kind="stable"))
-        mine = np.zeros(len(names), dtype=_I8)
-        mine[used] = self([names[k] for k in used.tolist()])
-        return mine
 
     def _add(self, names: list) -> None:
         codes = self.codes
