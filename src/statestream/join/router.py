@@ -110,10 +110,8 @@ class JoinRouter:
         v = np.asarray(v, dtype=np.float64)
         pos = None if pos is None else np.asarray(pos, dtype=_I8)  # None: the row numbers
         sides = self._sides(quantities)
-        selected = np.zeros(len(t), dtype=bool)
-        for is_left, is_right in sides:
-            selected |= is_left | is_right
-        if selected.all():
+        selected = self._selected(quantities, sides)
+        if selected is None:
             codes = self._codes(things)
         else:
             codes = np.full(len(t), -1, dtype=_I8)
@@ -127,6 +125,18 @@ class JoinRouter:
             if len(rows[0]) or len(rows[1]):
                 parts.append(self._process_spec(index, rows, codes, t, v, pos))
         return RoutedSteps(parts, self._names)
+
+    def _selected(self, quantities, sides) -> np.ndarray | None:
+        """Which records are of a spec's quantity; None if all are (known from the names alone
+        when they are coded and each is a spec's)."""
+        if isinstance(quantities, CodedNames):
+            spec_quantities = {q for spec in self.specs for q in (spec.left, spec.right)}
+            if set(quantities.names) <= spec_quantities:
+                return None
+        selected = np.zeros(len(quantities), dtype=bool)
+        for is_left, is_right in sides:
+            selected |= is_left | is_right
+        return None if selected.all() else selected
 
     def _codes(self, things: np.ndarray | CodedNames) -> np.ndarray:
         if isinstance(things, CodedNames):

@@ -46,8 +46,8 @@ class TailView:
         head_prev_t: np.ndarray,
         watermarks: tuple[np.ndarray, np.ndarray],
     ) -> TailView:
-        # `local` is sorted (rows by thing, local indices in code order): bounds by search
-        end = np.searchsorted(local, np.arange(len(watermarks[0])), side="right")
+        # `local` is sorted (rows by thing, local indices in code order): bounds by counting
+        end = np.bincount(local, minlength=len(watermarks[0])).cumsum()
         start = np.empty_like(end)
         start[:1] = 0
         start[1:] = end[:-1]
@@ -208,7 +208,9 @@ def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms:
     ri = np.flatnonzero(candidate)
     li, lt, rt = li.take(ri), lt.take(ri), sr.rows.t.take(ri)
     emit = sl.prev_t.take(li) < rt
-    emit &= ~((lt == rt) & (sr.prev_t.take(ri) < lt))
+    tied = np.flatnonzero(lt == rt)  # few: r = next_R(l) is checked on them only
+    if len(tied):
+        emit[tied] &= ~(sr.prev_t.take(ri.take(tied)) < lt.take(tied))
     emit &= sl.fresh.take(li) | sr.fresh.take(ri)
     if np.isfinite(tolerance_ms):
         emit &= _tolerated(lt, rt, tolerance_ms)
@@ -225,12 +227,11 @@ def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms:
     )
     li = prev_l.take(ri)
     lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
-    tied = lt == rt
-    keep = (
-        ~(sr.prev_t.take(ri) < lt)
-        & ~(tied & (sr.next_t.take(ri) > lt))
-        & ~(tied & (sl.prev_t.take(li) < rt))
-    )
+    keep = sr.prev_t.take(ri) >= lt  # else r = next_R(l); times are never NaN
+    tied = np.flatnonzero(lt == rt)  # few: the relations that need equal times, on them only
+    if len(tied):
+        t = lt.take(tied)
+        keep[tied] &= ~(sr.next_t.take(ri.take(tied)) > t) & ~(sl.prev_t.take(li.take(tied)) < t)
     before = sl.wm_before.take(sr.local.take(ri)) > rt
     fresh = sl.fresh.take(li) | sr.fresh.take(ri)
     emit = keep & (fresh | ~before)

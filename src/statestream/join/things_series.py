@@ -28,11 +28,22 @@ def ingest(
     if len(rows) == 0:
         return SeriesVerdicts(np.empty(0, np.int8), np.empty(0, _F8))
     valid = np.isfinite(rows.t) & spec.accepts(side, rows.v)
-    codes, watermark, by_time = _classify(table, rows, groups, valid, spec.disorder_ms)
+    codes, watermark, by_time, grouped_t, repeats_possible = _classify(
+        table, rows, groups, valid, spec.disorder_ms
+    )
     # the not-late records in (thing, time, arrival) order: all of them, most often
-    all_accepted = (codes == ACCEPTED).all()
-    candidates = by_time if all_accepted else by_time[codes.take(by_time) == ACCEPTED]
-    batch = rows.take(candidates)
+    if by_time is groups.order and (codes == ACCEPTED).all():  # arrived in time order, all valid
+        # thing codes and times in that order are known: no gather; no time repeats one before
+        # it in its thing nor the largest accepted, so no record can be a duplicate
+        thing = np.repeat(groups.codes, groups.sizes)
+        batch = Rows(thing, grouped_t, rows.v.take(by_time), rows.pos.take(by_time))
+        if not repeats_possible:
+            _accept(table, batch, keys, groups.starts + groups.sizes - 1)
+            return SeriesVerdicts(codes, watermark)
+        candidates = by_time
+    else:
+        candidates = by_time[codes.take(by_time) == ACCEPTED]
+        batch = rows.take(candidates)
     repeats = _duplicates(table, batch, spec.disorder_ms, keys)
     if len(repeats):
         codes[candidates[repeats]] = DUPLICATE
@@ -44,8 +55,10 @@ def ingest(
 
 
 def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray, disorder: float):
-    """Verdicts but duplicates, the watermark each record met, and the (thing, time, arrival)
-    order of the batch (`SeriesState.classify`)."""
+    """Verdicts but duplicates, the watermark each record met, the (thing, time, arrival)
+    order of the batch (`SeriesState.classify`), the times in thing order (-inf if malformed)
+    and whether a duplicate is possible (False: no time is at or below the largest one seen
+    before it in its thing; known only for records that arrived in time order)."""
     n = len(rows)
     seen = np.where(valid, rows.t, -np.inf)
     grouped = seen.take(groups.order)
@@ -65,6 +78,7 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
         largest[1:] = seen[by_time[running[:-1]]]
     largest[groups.starts] = -np.inf
     np.maximum(largest, np.repeat(table.max_t[groups.codes], groups.sizes), out=largest)
+    repeats_possible = by_time is not groups.order or bool((grouped <= largest).any())
     largest -= disorder
     watermark = np.empty(n, dtype=_F8)
     watermark[groups.order] = largest
@@ -73,7 +87,7 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     late = rows.t < watermark  # False for a NaN time (malformed)
     if late.any():
         codes[valid & late] = LATE
-    return codes, watermark, by_time
+    return codes, watermark, by_time, grouped, repeats_possible
 
 
 def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys) -> np.ndarray:
@@ -114,11 +128,13 @@ def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys
     return np.sort(in_batch[in_batch >= 0])
 
 
-def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+def _largest(rows: Rows, last: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per thing of rows in (thing, time, arrival) order: its largest time, the first arrived of
-    equal ones (as `np.argmax`, which tells -0.0 from 0.0)."""
+    equal ones (as `np.argmax`, which tells -0.0 from 0.0). `last`: each thing's last row, if
+    known."""
     thing, t = rows.thing, rows.t
-    last = np.flatnonzero(np.append(thing[1:] != thing[:-1], True))
+    if last is None:
+        last = np.flatnonzero(np.append(thing[1:] != thing[:-1], True))
     largest = t.take(last)
     if not (largest == 0.0).any():  # equal finite times are the same float but for ±0.0
         return thing.take(last), largest
@@ -130,11 +146,14 @@ def _largest(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     return thing[last], t[np.flatnonzero(first)]
 
 
-def _accept(table: SeriesTable, accepted: Rows, keys: TimeKeys) -> None:
-    """Add accepted records, in (thing, time, arrival) order, to pending; raise max_t."""
+def _accept(
+    table: SeriesTable, accepted: Rows, keys: TimeKeys, last: np.ndarray | None = None
+) -> None:
+    """Add accepted records, in (thing, time, arrival) order, to pending; raise max_t. `last`:
+    each thing's last record, if known."""
     if len(accepted) == 0:
         return
-    things, largest = _largest(accepted)
+    things, largest = _largest(accepted, last)
     old = table.max_t[things]
     table.max_t[things] = np.where(largest > old, largest, old)
     if len(table.pending) == 0:
@@ -149,11 +168,12 @@ def release(table: SeriesTable, disorder: float) -> np.ndarray:
     """Move the pending records at or below their thing's watermark to the tail; returns which
     tail records are new."""
     pending = table.pending
-    released = pending.t <= table.watermark_of(pending.thing, disorder)
-    if not released.any():
-        return np.zeros(len(table.tail), dtype=bool)
-    if released.all():
+    # without disorder the watermark is the largest time seen: every accepted time is at or below
+    released = None if disorder == 0.0 else pending.t <= table.watermark_of(pending.thing, disorder)
+    if released is None or released.all():
         out, table.pending = pending, Rows.empty()
+    elif not released.any():
+        return np.zeros(len(table.tail), dtype=bool)
     else:
         out, table.pending = pending.take(released), pending.take(~released)
     table.n_released += np.bincount(out.thing, minlength=len(table.n_released))
