@@ -6,6 +6,7 @@ socket, with PySpark's own client on the other side.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -37,14 +38,19 @@ class _StateServer:
         self.requests: list[bytes] = []
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
+        _servers.append(self)
 
     def serve(self) -> None:
         conn, _ = self.listener.accept()
-        stream = conn.makefile("rwb")
+        # ConnectionError: the client closed while answers were still due
+        with conn, conn.makefile("rwb") as stream, contextlib.suppress(ConnectionError):
+            self.answer_all(stream)
+
+    def answer_all(self, stream) -> None:
         while True:
             try:
                 assert read_int(stream) == 0
-            except EOFError:
+            except EOFError:  # the client closed its socket
                 return
             request = stream.read(read_int(stream))
             self.requests.append(request)
@@ -66,16 +72,28 @@ class _StateServer:
         return messages.StateResponse(statusCode=0)
 
 
+_clients: list[StatefulProcessorApiClient] = []
+_servers: list[_StateServer] = []
+
+
 @pytest.fixture
 def listener() -> Iterator[socket.socket]:
     with socket.socket() as sock:
         sock.bind(("localhost", 0))
         sock.listen(1)
         yield sock
+        for client in _clients:  # the server's thread then sees the end of its stream
+            client.sockfile.close()
+            client._client_socket.close()
+        for server in _servers:
+            server.thread.join(timeout=10)
+        _clients.clear()
+        _servers.clear()
 
 
 def _map_state(listener: socket.socket) -> MapState:
     api = StatefulProcessorApiClient(listener.getsockname()[1], StructType([]))
+    _clients.append(api)
     return MapState(MapStateClient(api, KEY, VALUE), NAME)
 
 
