@@ -51,6 +51,8 @@ def join_rows(
     things, quantities = (_coded(frame[name]) for name in ("thing", "quantity"))
     specs = [s for t in templates for s in t.specs_for(quantities.names)]
     stored = StoredEngines(things_state)
+    if specs:
+        stored.prefetch(things.names)
     router = JoinRouter(specs, load_engine=stored.loader(specs))
     steps = router.process(
         things,

@@ -1,18 +1,20 @@
 """The engines of a stateful call's things, kept in a transformWithState MapState by thing.
 
 One value per thing holds its engine states (one per join spec, by result name), packed: each
-state store call is a round trip to the JVM, so one per thing and not one per join. The pipeline's
-processor (`jobs.join_processor`) and the streaming `complement_join`
-(`statestream.spark.stream_join`) both keep their state this way.
+state store call is a request to the JVM, so one per thing and not one per join (a call's reads
+and writes are each sent in windows, `jobs.map_state_calls`). The pipeline's processor
+(`jobs.join_processor`) and the streaming `complement_join` (`statestream.spark.stream_join`) both
+keep their state this way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
+from statestream.jobs.map_state_calls import MapStateCalls
 from statestream.join import (
     ComplementJoin,
     JoinSpec,
@@ -32,16 +34,29 @@ MAP_STATE = (
 
 
 class StoredEngines:
-    """The engines of the things one call touches, read and written once per thing."""
+    """The engines of the things one call touches, read and written once per thing.
+
+    With PySpark's own MapState, `prefetch` reads a call's things and `save` writes them with
+    their requests sent in windows (`jobs.map_state_calls`): the same calls, without waiting
+    for each answer before the next request.
+    """
 
     def __init__(self, things: Any) -> None:  # a MapState: thing → packed engine states
         self.things = things
+        self.calls = MapStateCalls.of(things)
         self.loaded: dict[str, dict[str, bytes]] = {}
+
+    def prefetch(self, things: Iterable[str]) -> None:
+        """Read the stored engines of `things` now (those not read yet), in one go."""
+        if self.calls is None:
+            return
+        keys = [thing for thing in dict.fromkeys(things) if thing not in self.loaded]
+        for thing, value in zip(keys, self.calls.get_values([(t,) for t in keys]), strict=True):
+            self.loaded[thing] = _unpacked(value)
 
     def load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
         if thing not in self.loaded:
-            value = self.things.getValue((thing,))
-            self.loaded[thing] = unpack_states(bytes(value[0])) if value is not None else {}
+            self.loaded[thing] = _unpacked(self.things.getValue((thing,)))
         data = self.loaded[thing].get(spec.result)
         return restore_state(spec, data) if data is not None else None
 
@@ -55,11 +70,20 @@ class StoredEngines:
         for (thing, result), engine in engines.items():
             packed = states.setdefault(thing, dict(self.loaded.get(thing, {})))
             packed[result] = export_state(engine)
-        for thing, packed in states.items():
-            self.things.updateValue((thing,), (pack_states(packed),))
+        items = (((thing,), (pack_states(packed),)) for thing, packed in states.items())
+        if self.calls is not None:
+            self.calls.update_values(items)
+            return
+        for key, value in items:
+            self.things.updateValue(key, value)
 
     def save_router(
         self, engines: dict[tuple[str, int], ComplementJoin], specs: Sequence[JoinSpec]
     ) -> None:
         """Write back a `JoinRouter`'s `engines` ((thing, spec index) → engine)."""
         self.save({(thing, specs[i].result): e for (thing, i), e in engines.items()})
+
+
+def _unpacked(value: tuple | None) -> dict[str, bytes]:
+    """A stored value (`getValue`'s row, or None) as its engine states by result name."""
+    return unpack_states(bytes(value[0])) if value is not None else {}

@@ -105,6 +105,8 @@ class StreamBucketJoin(StatefulProcessor):
         specs = specs_for(self.specs, frame["quantity"].unique().tolist())
         join = dataclasses.replace(self.join, specs=specs)
         stored = StoredEngines(self.things)
+        if specs:
+            stored.prefetch(frame["thing"].unique().tolist())
         router = JoinRouter(specs, load_engine=stored.loader(specs))
         step = join.process(router, frame)
         stored.save_router(router.engines, specs)
