@@ -39,6 +39,18 @@ def test_python_workers_group_stateful_input_a_batch_at_a_time(spark: SparkSessi
     assert rows[0].module == "statestream.spark.patches.grouped_rows"
 
 
+def _map_state_calls_installed(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    from statestream.spark.patches import map_state_calls
+
+    for _ in frames:
+        yield pd.DataFrame({"installed": [map_state_calls._installed]})
+
+
+def test_python_workers_send_map_state_calls_in_windows(spark: SparkSession) -> None:
+    rows = spark.range(1).mapInPandas(_map_state_calls_installed, "installed boolean").collect()
+    assert rows[0].installed is True
+
+
 class _InitWitness(StatefulProcessor):
     """Writes, from each process that runs its `init`, that process's module and pyspark."""
 

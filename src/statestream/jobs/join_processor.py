@@ -3,8 +3,8 @@
 Spark groups the Kafka rows by a *bucket* of things (a hash of the key's thing modulo a setting),
 so one call joins many things at once; the engine states of a thing (one per join) are kept as
 one bytes value in a MapState keyed by thing: each state store call is a request to the JVM,
-so one per thing and not one per join (sent in windows, `jobs.map_state_calls`). What a call
-does is `jobs.join_rows`.
+so one per thing and not one per join (sent in windows, `spark.patches.map_state_calls`). What
+a call does is `jobs.join_rows`.
 
 This module imports little: on a query's first batch Spark's driver starts a Python process of
 its own that imports it only to run `init` (the state variables' schemas), and pandas, pyarrow

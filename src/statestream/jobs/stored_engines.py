@@ -2,7 +2,7 @@
 
 One value per thing holds its engine states (one per join spec, by result name), packed: each
 state store call is a request to the JVM, so one per thing and not one per join (a call's reads
-and writes are each sent in windows, `jobs.map_state_calls`). The pipeline's processor
+and writes are each sent in windows, `spark.patches.map_state_calls`). The pipeline's processor
 (`jobs.join_processor`) and the streaming `complement_join` (`statestream.spark.stream_join`) both
 keep their state this way.
 """
@@ -14,7 +14,6 @@ from typing import Any
 
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
-from statestream.jobs.map_state_calls import MapStateCalls
 from statestream.join import (
     ComplementJoin,
     JoinSpec,
@@ -23,6 +22,7 @@ from statestream.join import (
     restore_state,
     unpack_states,
 )
+from statestream.spark.patches.map_state_calls import MapStateCalls
 
 # name, key and value schemas: the DDL "thing string" and "engines binary" as types, for a DDL
 # string costs a round trip to the JVM's SQL parser in every task, twice (getMapState, MapState)
@@ -37,8 +37,8 @@ class StoredEngines:
     """The engines of the things one call touches, read and written once per thing.
 
     With PySpark's own MapState, `prefetch` reads a call's things and `save` writes them with
-    their requests sent in windows (`jobs.map_state_calls`): the same calls, without waiting
-    for each answer before the next request.
+    their requests sent in windows (`spark.patches.map_state_calls`): the same calls, without
+    waiting for each answer before the next request.
     """
 
     def __init__(self, things: Any) -> None:  # a MapState: thing → packed engine states

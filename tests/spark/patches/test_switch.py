@@ -59,8 +59,8 @@ def test_the_switch_off_gives_sparks_own(
     assert "spark.driver.extraClassPath" not in options
     assert options["spark.hadoop.fs.AbstractFileSystem.file.impl"] == RAW_LOCAL_FS
     assert _warnings(caplog) == [
-        "statestream: patches python_daemon, python_launcher, grouped_rows, local_fs off: "
-        "spark.patches is false"
+        "statestream: patches python_daemon, python_launcher, grouped_rows, map_state_calls, "
+        "local_fs off: spark.patches is false"
     ]
 
 
@@ -78,7 +78,8 @@ def test_another_pyspark_turns_grouped_rows_off_with_one_warning(
         "spark.hadoop.fs.AbstractFileSystem.file.impl": NIO_LOCAL_FS,
     }
     assert _warnings(caplog) == [
-        "statestream: patch grouped_rows off: written for pyspark 4.1.x, found 4.2.0"
+        "statestream: patch grouped_rows off: written for pyspark 4.1.x, found 4.2.0",
+        "statestream: patch map_state_calls off: written for pyspark 4.1.x, found 4.2.0",
     ]
 
 
@@ -93,6 +94,8 @@ def test_another_major_pyspark_turns_all_off(
         "kept (they are state keys), their spread over the shuffle partitions may be uneven",
         "statestream: patch python_daemon off: written for pyspark 4.x, found 5.0.0",
         "statestream: patch grouped_rows off: it is installed by the python_daemon patch, "
+        "which is off",
+        "statestream: patch map_state_calls off: it is installed by the python_daemon patch, "
         "which is off",
         "statestream: patch local_fs off: written for pyspark 4.x, found 5.0.0",
     ]

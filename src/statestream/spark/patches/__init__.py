@@ -6,14 +6,17 @@
   started by a script that takes the archives off the path first (`PYSPARK_PYTHON`);
 - `grouped_rows`: transformWithStateInPandas input grouped a batch at a time, installed by that
   daemon (only on PySpark 4.1.x, whose row-at-a-time path it replaces);
+- `map_state_calls`: a join call's MapState reads and writes sent to the state server in
+  windows, not each after the last one's answer, installed by that daemon (only on 4.1.x);
 - `local_fs`: a local master's checkpoints written through `jvm/local-fs` (driver class path);
 - `bucket_labels`: the jobs' bucket labels, spread evenly by Spark's own hash partitioning.
 
 The switch is the setting `spark.patches` (`STATESTREAM_SPARK__PATCHES=false`): off, Spark runs
-this Python itself, its own `pyspark.daemon`, PySpark's own grouping and Hadoop's local file
-system. The bucket labels stay, as they are the keys of the jobs' state. Each patch checks the
-PySpark version it was written for; when one turns itself off, `spark_conf` (for the launcher,
-`python_executable`) logs one warning line that says which and why, once per process:
+this Python itself, its own `pyspark.daemon`, PySpark's own grouping and state calls and
+Hadoop's local file system. The bucket labels stay, as they are the keys of the jobs' state.
+Each patch checks the PySpark version it was written for; when one turns itself off,
+`spark_conf` (for the launcher, `python_executable`) logs one warning line that says which and
+why, once per process:
 
     statestream: patch grouped_rows off: written for pyspark 4.1.x, found 4.2.0
 
@@ -32,6 +35,7 @@ SWITCHED = (
     "python_daemon",
     "python_launcher",
     "grouped_rows",
+    "map_state_calls",
     "local_fs",
 )  # the patches `spark.patches` turns off
 
@@ -43,7 +47,13 @@ def spark_conf(settings: Settings, *, new_driver: bool = False) -> dict[str, str
     local master's checkpoints can go through `jvm/local-fs`. Each patch that is off is logged
     once as a warning (see the module's documentation).
     """
-    from statestream.spark.patches import bucket_labels, grouped_rows, local_fs, python_daemon
+    from statestream.spark.patches import (
+        bucket_labels,
+        grouped_rows,
+        local_fs,
+        map_state_calls,
+        python_daemon,
+    )
     from statestream.spark.patches._checks import warn_once
 
     labels_unchecked = bucket_labels.applies()
@@ -61,8 +71,10 @@ def spark_conf(settings: Settings, *, new_driver: bool = False) -> dict[str, str
     if off["python_daemon"] is None:
         conf |= python_daemon.spark_conf()
         off["grouped_rows"] = grouped_rows.applies()
+        off["map_state_calls"] = map_state_calls.applies()
     else:
         off["grouped_rows"] = "it is installed by the python_daemon patch, which is off"
+        off["map_state_calls"] = off["grouped_rows"]
     if new_driver and local_fs.for_this_session(settings):
         off["local_fs"] = local_fs.applies(settings)
         if off["local_fs"] is None:

@@ -8,8 +8,9 @@ site-packages), this module (`spark.python.daemon.module`) drops the archives fr
 then runs Spark's own daemon, whose workers it forks.
 
 Before that it installs the `grouped_rows` patch, which hands transformWithStateInPandas
-processors their rows grouped a batch at a time instead of a row at a time; the forked workers
-inherit it. `statestream.python_daemon`, the name this module had, still starts it.
+processors their rows grouped a batch at a time instead of a row at a time, and the
+`map_state_calls` patch, which lets the join's state reads and writes go in windows; the forked
+workers inherit both. `statestream.python_daemon`, the name this module had, still starts it.
 """
 
 from __future__ import annotations
@@ -54,13 +55,15 @@ def drop_archives_from_path() -> bool:
 def main() -> None:
     """Run Spark's daemon with the archives off the path and the grouped rows installed.
 
-    The grouped rows install themselves only on the PySpark they were written for; the driver
-    has said so in its log when they do not (`statestream.spark.patches.spark_conf`).
+    The grouped rows and the map state calls install themselves only on the PySpark they were
+    written for; the driver has said so in its log when they do not
+    (`statestream.spark.patches.spark_conf`).
     """
     drop_archives_from_path()
-    from statestream.spark.patches import grouped_rows
+    from statestream.spark.patches import grouped_rows, map_state_calls
 
     grouped_rows.install()
+    map_state_calls.install()
     runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)
 
 

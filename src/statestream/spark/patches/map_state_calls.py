@@ -14,10 +14,12 @@ it: a window of reads sends at most `WINDOW_BYTES` of (small) requests before re
 An answer with an error stops the calls at once (the server may stop answering after it).
 
 This leans on PySpark's private client (`_mapStateClient`, its `_stateful_processor_api_client`),
-pinned with PySpark 4.1.3 (`tests/jobs/test_map_state_calls.py` checks that the requests are
-the same as PySpark's own); `MapStateCalls.of` gives None for any other MapState (the tests'
-in-memory ones), and the callers then make the calls one by one. An error answer fails the
-task, whose state store version is then not committed, whatever else the window had sent.
+so it is a patch: the worker daemon installs it (`python_daemon`, on while `spark.patches` is)
+on the PySpark it was written for (`tests/spark/patches/test_map_state_calls.py` checks that
+the requests are the same as PySpark's own). `MapStateCalls.of` gives None where it is not
+installed and for any other MapState (the tests' in-memory ones), and the callers then make the
+calls one by one. An error answer fails the task, whose state store version is then not
+committed, whatever else the window had sent.
 """
 
 from __future__ import annotations
@@ -29,9 +31,27 @@ from pyspark.errors import PySparkRuntimeError
 from pyspark.serializers import read_int, write_int
 from pyspark.sql.types import StructType
 
+NAME = "map_state_calls"
+WRITTEN_FOR = "4.1."  # the state server's protocol and PySpark's private client it speaks
 _PLAIN = (str, bytes)
+_installed = False  # by `install`, in the worker daemon (and so in the workers it forks)
 WINDOW_CALLS = 256  # requests sent before their answers are read
 WINDOW_BYTES = 32 * 1024  # at most this much of requests in one window of reads
+
+
+def applies() -> str | None:
+    """None when this PySpark is the one whose state client this speaks for, else why not."""
+    from statestream.spark.patches._checks import unsupported
+
+    return unsupported(WRITTEN_FOR)
+
+
+def install() -> bool:
+    """Let `MapStateCalls.of` send windows in this process (and those it forks); False if not
+    this PySpark."""
+    global _installed
+    _installed = applies() is None
+    return _installed
 
 
 class MapStateCalls:
@@ -45,7 +65,10 @@ class MapStateCalls:
 
     @classmethod
     def of(cls, state: Any) -> MapStateCalls | None:
-        """The calls of `state`, if it is PySpark's own MapState (else None)."""
+        """The calls of `state`, if the patch is installed and `state` is PySpark's own MapState
+        (else None)."""
+        if not _installed:
+            return None
         client = getattr(state, "_mapStateClient", None)
         api = getattr(client, "_stateful_processor_api_client", None)
         if api is None or not hasattr(api, "sockfile"):

@@ -12,6 +12,7 @@ import socket
 import threading
 from collections.abc import Iterator
 
+import pyspark
 import pytest
 from pyspark.errors import PySparkRuntimeError
 from pyspark.serializers import CPickleSerializer, read_int, write_int
@@ -21,9 +22,9 @@ from pyspark.sql.streaming.stateful_processor import MapState
 from pyspark.sql.streaming.stateful_processor_api_client import StatefulProcessorApiClient
 from pyspark.sql.types import LongType, StructField, StructType
 
-from statestream.jobs import map_state_calls
-from statestream.jobs.map_state_calls import MapStateCalls
 from statestream.jobs.stored_engines import MAP_STATE, StoredEngines
+from statestream.spark.patches import map_state_calls
+from statestream.spark.patches.map_state_calls import MapStateCalls
 
 NAME, KEY, VALUE = MAP_STATE
 
@@ -74,6 +75,12 @@ class _StateServer:
 
 _clients: list[StatefulProcessorApiClient] = []
 _servers: list[_StateServer] = []
+
+
+@pytest.fixture(autouse=True)
+def installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The patch as the worker daemon installs it (a test may take it out again)."""
+    monkeypatch.setattr(map_state_calls, "_installed", True)
 
 
 @pytest.fixture
@@ -171,3 +178,19 @@ def test_other_map_states_are_called_one_by_one() -> None:
     stored = StoredEngines(memory)
     stored.prefetch(["a", "b"])  # nothing to do: read on demand
     assert stored.loaded == {}
+
+
+def test_not_installed_means_one_by_one(
+    listener: socket.socket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`spark.patches` off (no worker daemon of ours), or another PySpark: PySpark's own calls."""
+    _StateServer(listener)
+    state = _map_state(listener)
+    monkeypatch.setattr(map_state_calls, "_installed", False)
+    assert MapStateCalls.of(state) is None
+    monkeypatch.setattr(pyspark, "__version__", "4.2.0")
+    assert map_state_calls.install() is False
+    assert MapStateCalls.of(state) is None
+    monkeypatch.setattr(pyspark, "__version__", "4.1.3")
+    assert map_state_calls.install() is True
+    assert MapStateCalls.of(state) is not None
