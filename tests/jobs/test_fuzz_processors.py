@@ -20,6 +20,7 @@ from statestream.jobs.record_decoding import decode_rows
 from statestream.jobs.stats_processor import PowerStatisticsProcessor, StatsTopics
 from statestream.join import SpecTemplate
 from statestream.stats import StatsSpec
+from statestream.testing import InMemoryMapState
 from tests.fuzz_inputs import FUZZ, check_dead_letter, check_late_record, hostile
 
 RECORD = {"thing": "R1", "quantity": "vaTorque_C11", "phenomenonTime": 5000, "result": 1.5}
@@ -102,20 +103,9 @@ def test_decode_rows_accepts_or_rejects_every_protobuf_envelope(rows: pd.DataFra
     _check_decoded(rows, "protobuf")
 
 
-class _MemoryMapState:
-    def __init__(self) -> None:
-        self.data: dict[tuple, tuple] = {}
-
-    def getValue(self, key: tuple) -> tuple | None:
-        return self.data.get(key)
-
-    def updateValue(self, key: tuple, value: tuple) -> None:
-        self.data[key] = value
-
-
 class _MemoryHandle:
-    def getMapState(self, *_: Any) -> _MemoryMapState:
-        return _MemoryMapState()
+    def getMapState(self, *_: Any) -> InMemoryMapState:
+        return InMemoryMapState()
 
 
 def _call(processor: Any, calls: list[pd.DataFrame]) -> list[tuple[dict, list]]:

@@ -21,6 +21,9 @@ order. A *pair* is `(left_index, right_index)`: the positions of the two records
     >>> [(p["thing"], p["phenomenonTime"], p["result"]) for p in join_observations([spec], rows)]
     [('m1', 500, 6), ('m1', 1500, 12)]
 
+`InMemoryMapState` stands in for a processor's MapState, to call a stateful processor's work
+without Spark (`getValue` and `updateValue`, as the join's and the statistics' calls use them).
+
 With PySpark, `statestream.testing.spark` builds observation DataFrames (batch and streaming)
 from such lists and runs a stream into memory.
 """
@@ -250,3 +253,17 @@ def read_records(
         return records
     finally:
         consumer.close()
+
+
+class InMemoryMapState:
+    """A transformWithState MapState in a dict: `getValue(key)` (None when absent) and
+    `updateValue(key, value)`, keys and values as tuples of the state's columns."""
+
+    def __init__(self) -> None:
+        self.data: dict[tuple, tuple] = {}
+
+    def getValue(self, key: tuple) -> tuple | None:
+        return self.data.get(key)
+
+    def updateValue(self, key: tuple, value: tuple) -> None:
+        self.data[key] = value

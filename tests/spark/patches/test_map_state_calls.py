@@ -25,6 +25,7 @@ from pyspark.sql.types import LongType, StructField, StructType
 from statestream.jobs.stored_engines import MAP_STATE, StoredEngines
 from statestream.spark.patches import map_state_calls
 from statestream.spark.patches.map_state_calls import MapStateCalls
+from statestream.testing import InMemoryMapState
 
 NAME, KEY, VALUE = MAP_STATE
 
@@ -163,17 +164,7 @@ def test_plain_rows_are_pickled_as_pyspark_serializes_them(listener: socket.sock
 
 
 def test_other_map_states_are_called_one_by_one() -> None:
-    class Memory:
-        def __init__(self) -> None:
-            self.data: dict[tuple, tuple] = {}
-
-        def getValue(self, key: tuple) -> tuple | None:
-            return self.data.get(key)
-
-        def updateValue(self, key: tuple, value: tuple) -> None:
-            self.data[key] = value
-
-    memory = Memory()
+    memory = InMemoryMapState()
     assert MapStateCalls.of(memory) is None
     stored = StoredEngines(memory)
     stored.prefetch(["a", "b"])  # nothing to do: read on demand
