@@ -74,3 +74,25 @@ def test_status_command_lists_running_queries(tmp_path: Path) -> None:
     assert json.loads(listed.stdout)["totals"]["pairs_out"] == 500
     empty = run_cli("status", env={"STATESTREAM_PATHS__DATA_DIR": str(tmp_path / "none")})
     assert "no streaming query is running" in empty.stdout
+
+
+def test_a_runs_progress_file_gives_its_last_batch_and_totals(tmp_path: Path) -> None:
+    """The JVM's `QueryProgressFiles` keeps the last report and the run's sums beside the status
+    file; the totals are the sums of counters, not of maxima or lags."""
+    status = _status(os.getpid())
+    name = f"{status.name}.{status.run_id}"
+    (tmp_path / f"{name}.json").write_text(json.dumps(asdict(status)))
+    sums = {"records_in": 1400, "pairs_out": 1000, "late": 4, "max_event_time_ms": 18}
+    progress = {"progress": {**PROGRESS, "batchId": 4}, "input_rows": 1400, "metric_sums": sums}
+    (tmp_path / f"{name}.progress").write_text(json.dumps(progress))
+    [read] = read_statuses(tmp_path)
+    assert (read.batch, read.input_rows, read.state_rows) == (4, 700, 12)
+    assert read.totals == {"input_rows": 1400, "records_in": 1400, "pairs_out": 1000, "late": 4}
+    assert read.metrics["max_event_time_ms"] == 9  # the last batch's, not a sum
+
+
+def test_before_its_first_batch_a_run_has_no_figures(tmp_path: Path) -> None:
+    status = _status(os.getpid())
+    (tmp_path / f"{status.name}.{status.run_id}.json").write_text(json.dumps(asdict(status)))
+    [read] = read_statuses(tmp_path)
+    assert (read.batch, read.totals) == (None, {})

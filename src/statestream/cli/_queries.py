@@ -32,8 +32,10 @@ class Watched:
     def print_new_batches(self, prefix: str) -> None:
         if self.line is None:
             return
-        for progress in self.query.recentProgress:
-            if progress["batchId"] > self.seen and ran_a_batch(progress):
+        from statestream.jobs.status import progress_after
+
+        for progress in progress_after(self.query, self.seen):
+            if ran_a_batch(progress):
                 self.seen = progress["batchId"]
                 console.print(prefix + self.line(progress), highlight=False, markup=False)
 

@@ -68,12 +68,9 @@ def _on_this_machine(master: str) -> bool:
 
 def _report_status(spark: SparkSession, settings: Settings) -> None:
     """Let every query of this session report its figures for `statestream status` (once)."""
-    from statestream.jobs.status import QueryStatusListener, status_folder
+    from statestream.jobs.status import install_status_listener, status_folder
 
-    if not getattr(spark, "_statestream_status_listener", None):
-        listener = QueryStatusListener(status_folder(settings))
-        spark.streams.addListener(listener)
-        spark._statestream_status_listener = listener  # type: ignore[attr-defined]
+    install_status_listener(spark, status_folder(settings))
 
 
 def spark_options(

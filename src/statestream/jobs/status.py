@@ -1,10 +1,13 @@
 """Where streaming queries report their figures, so that `statestream status` can list them.
 
-Every SparkSession built by `spark_session` carries a `QueryStatusListener`: on each query's start,
-progress and end it rewrites one small JSON file, `<data_dir>/status/<query>.<run id>.json`, with
-the process id, the last batch's figures (input rows, rates, duration, state rows and bytes, the
-query's observed metrics) and running totals. `read_statuses` reads them back and tells a running
-query from one whose process is gone.
+Every SparkSession built by `spark_session` carries a listener in its JVM (`QueryProgressFiles`
+of `jvm/exactly-once`): after each batch of a query run it replaces
+`<data_dir>/status/<query>.<run id>.progress` with the batch's progress report and the run's
+sums; on the run's start, idle and end it calls `QueryStatusListener` here, which keeps
+`<query>.<run id>.json` (process, state, times, error). `read_statuses` reads both back into
+`QueryStatus`es (the last batch's figures: input rows, rates, duration, state rows and bytes, the
+observed metrics; and running totals) and tells a running query from one whose process is gone.
+Progress reports stay in the JVM: through py4j, each would cost dozens of calls per batch.
 """
 
 from __future__ import annotations
@@ -16,17 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-from pyspark.sql.streaming import StreamingQueryListener
-from pyspark.sql.streaming.listener import (
-    QueryIdleEvent,
-    QueryProgressEvent,
-    QueryStartedEvent,
-    QueryTerminatedEvent,
-)
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from statestream.config import Settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming import StreamingQuery
 
 RUNNING, STOPPED, FAILED, GONE = "running", "stopped", "failed", "gone"
 KEEP_FINISHED_S = 7 * 24 * 3600  # status files of finished runs older than this are removed
@@ -55,9 +54,10 @@ class QueryStatus:
     totals: dict[str, float] = field(default_factory=dict)
     error: str | None = None
 
-    def with_progress(self, progress: dict[str, Any]) -> None:
-        """Take the figures of one finished batch (a progress report as JSON data)."""
-        self.updated = time.time()
+    def with_progress(self, progress: dict[str, Any], sums: dict[str, Any] | None = None) -> None:
+        """Take the figures of a run's last batch (its progress report as JSON data), and the
+        run's totals from `sums` (`QueryProgressFiles`: input_rows, metric_sums), else add the
+        batch's to the totals."""
         self.batch = progress.get("batchId")
         self.input_rows = int(progress.get("numInputRows") or 0)
         self.input_rows_per_s = progress.get("inputRowsPerSecond")
@@ -73,10 +73,22 @@ class QueryStatus:
             for observed in (progress.get("observedMetrics") or {}).values()
             for name, value in observed.items()
         }
+        if sums is not None:
+            self.totals = {"input_rows": sums.get("input_rows", 0)}
+            self.totals.update(_counters(sums.get("metric_sums") or {}))
+            return
         self.totals["input_rows"] = self.totals.get("input_rows", 0) + self.input_rows
-        for name, value in self.metrics.items():
-            if _is_counter(name) and isinstance(value, int | float):
-                self.totals[name] = self.totals.get(name, 0) + value
+        for name, value in _counters(self.metrics).items():
+            self.totals[name] = self.totals.get(name, 0) + value
+
+
+def _counters(metrics: Mapping[str, Any]) -> dict[str, float]:
+    """The metrics that add up over batches (not maxima, lags or state sizes)."""
+    return {
+        name: value
+        for name, value in metrics.items()
+        if _is_counter(name) and isinstance(value, int | float)
+    }
 
 
 def state_bytes(operator: dict[str, Any]) -> int:
@@ -142,42 +154,33 @@ def status_folder(settings: Settings) -> Path:
     return settings.paths.data_dir / "status"
 
 
-class QueryStatusListener(StreamingQueryListener):
-    """Keeps one status file per query run of this process up to date."""
+class QueryStatusListener:
+    """Keeps one status file per query run of this process: the start, idle and end of each run,
+    handed on by the JVM's `QueryProgressFiles` (`install_status_listener`)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._runs: dict[str, QueryStatus] = {}
 
-    def onQueryStarted(self, event: QueryStartedEvent) -> None:
-        status = QueryStatus(
-            name=event.name or str(event.id),
-            run_id=str(event.runId),
-            pid=os.getpid(),
-            process_start=_process_start(os.getpid()),
-        )
-        self._runs[status.run_id] = status
+    def started(self, name: str, run_id: str) -> None:
+        pid = os.getpid()
+        status = QueryStatus(name=name, run_id=run_id, pid=pid, process_start=_process_start(pid))
+        self._runs[run_id] = status
         _prune(self.folder, status.name)
         self._write(status)
 
-    def onQueryProgress(self, event: QueryProgressEvent) -> None:
-        status = self._runs.get(str(event.progress.runId))
-        if status is not None:
-            status.with_progress(json.loads(event.progress.json))
-            self._write(status)
-
-    def onQueryIdle(self, event: QueryIdleEvent) -> None:
-        status = self._runs.get(str(event.runId))
+    def idle(self, run_id: str) -> None:
+        status = self._runs.get(run_id)
         if status is not None:
             status.updated = time.time()
             self._write(status)
 
-    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
-        status = self._runs.pop(str(event.runId), None)
+    def terminated(self, run_id: str, error: str | None) -> None:
+        status = self._runs.pop(run_id, None)
         if status is not None:
             status.updated = time.time()
-            status.state = FAILED if event.exception else STOPPED
-            status.error = event.exception.splitlines()[0] if event.exception else None
+            status.state = FAILED if error is not None else STOPPED
+            status.error = error
             self._write(status)
 
     def _write(self, status: QueryStatus) -> None:
@@ -187,6 +190,36 @@ class QueryStatusListener(StreamingQueryListener):
         tmp.write_text(json.dumps(asdict(status)))
         tmp.replace(path)
 
+    class Java:
+        implements: ClassVar[list[str]] = ["io.statestream.status.QueryLifecycle"]
+
+
+def install_status_listener(spark: SparkSession, folder: Path) -> None:
+    """Let every query of `spark` report into `folder` for `statestream status` (once a session).
+
+    The listener is the JVM's `io.statestream.status.QueryProgressFiles` (statestream's jar);
+    it calls a `QueryStatusListener` through py4j's callback server for the rare events.
+    """
+    if getattr(spark, "_statestream_status_listener", None):
+        return
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    gateway = spark.sparkContext._gateway
+    ensure_callback_server_started(gateway)
+    lifecycle = QueryStatusListener(folder)
+    jvm_listener = spark._jvm.io.statestream.status.QueryProgressFiles(str(folder), lifecycle)
+    spark._jsparkSession.streams().addListener(jvm_listener)
+    spark._statestream_status_listener = lifecycle  # type: ignore[attr-defined]
+
+
+def progress_after(query: StreamingQuery, batch_id: int) -> list[dict[str, Any]]:
+    """`query`'s recent progress reports of batches after `batch_id`, oldest first, as JSON data:
+    one py4j call (`ProgressReports`), where `query.recentProgress` makes one per report."""
+    from pyspark import SparkContext
+
+    reports = SparkContext._jvm.io.statestream.status.ProgressReports  # type: ignore[union-attr]
+    return json.loads(reports.after(query._jsq, batch_id))
+
 
 def read_statuses(folder: Path, include_finished: bool = False) -> list[QueryStatus]:
     """The queries that reported into `folder`, running ones first; a dead process's are `gone`."""
@@ -194,13 +227,24 @@ def read_statuses(folder: Path, include_finished: bool = False) -> list[QuerySta
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             status = QueryStatus(**json.loads(path.read_text()))
+            progress = _last_progress(path.with_suffix(".progress"))
         except (OSError, ValueError, TypeError):
             continue  # being replaced, or not ours
+        if progress is not None:
+            status.with_progress(progress["progress"], progress)
         if status.state == RUNNING and _process_start(status.pid) != status.process_start:
             status.state = GONE
         if status.state == RUNNING or include_finished:
             statuses.append(status)
     return sorted(statuses, key=lambda s: (s.state != RUNNING, s.name, -s.started))
+
+
+def _last_progress(path: Path) -> dict[str, Any] | None:
+    """A run's `.progress` file (`QueryProgressFiles`), None before its first batch."""
+    try:
+        return json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
 
 
 def _process_start(pid: int) -> str:
@@ -227,3 +271,4 @@ def _prune(folder: Path, name: str) -> None:
         dead = _process_start(old.get("pid", -1)) != old.get("process_start")
         if dead and (old.get("name") == name or now - old.get("updated", 0) > KEEP_FINISHED_S):
             path.unlink(missing_ok=True)
+            path.with_suffix(".progress").unlink(missing_ok=True)
