@@ -85,7 +85,9 @@ def test_a_runs_progress_file_gives_its_last_batch_and_totals(tmp_path: Path) ->
     sums = {"records_in": 1400, "pairs_out": 1000, "late": 4, "max_event_time_ms": 18}
     progress = {"progress": {**PROGRESS, "batchId": 4}, "input_rows": 1400, "metric_sums": sums}
     (tmp_path / f"{name}.progress").write_text(json.dumps(progress))
+    os.utime(tmp_path / f"{name}.progress", (status.started + 30, status.started + 30))
     [read] = read_statuses(tmp_path)
+    assert read.updated == status.started + 30  # when the last batch was reported
     assert (read.batch, read.input_rows, read.state_rows) == (4, 700, 12)
     assert read.totals == {"input_rows": 1400, "records_in": 1400, "pairs_out": 1000, "late": 4}
     assert read.metrics["max_event_time_ms"] == 9  # the last batch's, not a sum

@@ -227,11 +227,9 @@ def read_statuses(folder: Path, include_finished: bool = False) -> list[QuerySta
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             status = QueryStatus(**json.loads(path.read_text()))
-            progress = _last_progress(path.with_suffix(".progress"))
+            _take_last_progress(status, path.with_suffix(".progress"))
         except (OSError, ValueError, TypeError):
             continue  # being replaced, or not ours
-        if progress is not None:
-            status.with_progress(progress["progress"], progress)
         if status.state == RUNNING and _process_start(status.pid) != status.process_start:
             status.state = GONE
         if status.state == RUNNING or include_finished:
@@ -239,12 +237,16 @@ def read_statuses(folder: Path, include_finished: bool = False) -> list[QuerySta
     return sorted(statuses, key=lambda s: (s.state != RUNNING, s.name, -s.started))
 
 
-def _last_progress(path: Path) -> dict[str, Any] | None:
-    """A run's `.progress` file (`QueryProgressFiles`), None before its first batch."""
+def _take_last_progress(status: QueryStatus, path: Path) -> None:
+    """The figures of a run's `.progress` file (`QueryProgressFiles`; none before its first
+    batch); the status was updated when that file was written, if that came later."""
     try:
-        return json.loads(path.read_bytes())
+        written = path.stat().st_mtime
+        progress = json.loads(path.read_bytes())
     except FileNotFoundError:
-        return None
+        return
+    status.with_progress(progress["progress"], progress)
+    status.updated = max(status.updated, written)
 
 
 def _process_start(pid: int) -> str:
