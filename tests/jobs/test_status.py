@@ -32,10 +32,16 @@ def _status(pid: int) -> QueryStatus:
     return QueryStatus(name="join", run_id=f"run-{pid}", pid=pid, process_start=_process_start(pid))
 
 
+# the sums `QueryProgressFiles` keeps after two batches of PROGRESS
+SUMS = {
+    "input_rows": 1400,
+    "metric_sums": {"records_in": 1400, "pairs_out": 1000, "late": 4, "max_event_time_ms": 18},
+}
+
+
 def test_progress_gives_last_batch_figures_and_running_totals() -> None:
     status = _status(os.getpid())
-    status.with_progress(PROGRESS)
-    status.with_progress({**PROGRESS, "batchId": 4})
+    status.with_progress({**PROGRESS, "batchId": 4}, SUMS)
     assert status.batch == 4
     assert status.input_rows == 700
     assert status.duration_s == 0.5
@@ -62,7 +68,8 @@ def test_a_run_whose_process_died_is_gone(tmp_path: Path) -> None:
 
 def test_status_command_lists_running_queries(tmp_path: Path) -> None:
     status = _status(os.getpid())
-    status.with_progress(PROGRESS)
+    one_batch = {"input_rows": 700, "metric_sums": PROGRESS["observedMetrics"]["join_metrics"]}
+    status.with_progress(PROGRESS, one_batch)
     folder = tmp_path / "status"
     folder.mkdir()
     (folder / "join.run.json").write_text(json.dumps(asdict(status)))

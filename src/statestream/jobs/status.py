@@ -54,10 +54,9 @@ class QueryStatus:
     totals: dict[str, float] = field(default_factory=dict)
     error: str | None = None
 
-    def with_progress(self, progress: dict[str, Any], sums: dict[str, Any] | None = None) -> None:
-        """Take the figures of a run's last batch (its progress report as JSON data), and the
-        run's totals from `sums` (`QueryProgressFiles`: input_rows, metric_sums), else add the
-        batch's to the totals."""
+    def with_progress(self, progress: dict[str, Any], sums: dict[str, Any]) -> None:
+        """Take the figures of a run's last batch (its progress report as JSON data) and the
+        run's totals from `sums` (`QueryProgressFiles`: input_rows, metric_sums)."""
         self.batch = progress.get("batchId")
         self.input_rows = int(progress.get("numInputRows") or 0)
         self.input_rows_per_s = progress.get("inputRowsPerSecond")
@@ -73,22 +72,12 @@ class QueryStatus:
             for observed in (progress.get("observedMetrics") or {}).values()
             for name, value in observed.items()
         }
-        if sums is not None:
-            self.totals = {"input_rows": sums.get("input_rows", 0)}
-            self.totals.update(_counters(sums.get("metric_sums") or {}))
-            return
-        self.totals["input_rows"] = self.totals.get("input_rows", 0) + self.input_rows
-        for name, value in _counters(self.metrics).items():
-            self.totals[name] = self.totals.get(name, 0) + value
-
-
-def _counters(metrics: Mapping[str, Any]) -> dict[str, float]:
-    """The metrics that add up over batches (not maxima, lags or state sizes)."""
-    return {
-        name: value
-        for name, value in metrics.items()
-        if _is_counter(name) and isinstance(value, int | float)
-    }
+        counters = {
+            name: value
+            for name, value in (sums.get("metric_sums") or {}).items()
+            if _is_counter(name) and isinstance(value, int | float)
+        }
+        self.totals = {"input_rows": sums.get("input_rows", 0), **counters}
 
 
 def state_bytes(operator: dict[str, Any]) -> int:
