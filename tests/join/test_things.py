@@ -224,6 +224,43 @@ def test_the_rarer_paths_equal_one_engine_per_thing(case, path: str) -> None:
         _run(*case, restore=False, finish=True)
 
 
+@st.composite
+def pauses(draw: st.DrawFn):
+    """Things whose one series pauses for many records of the other, across several batches:
+    each thing's series are runs of one side (long ones), times rising with ties, a few late."""
+    disorder = draw(st.sampled_from([0.0, 0.0, 1.0, 3.0]))
+    tolerance = draw(st.sampled_from([None, None, 2.0]))
+    spec = JoinSpec(
+        "speed", "torque", "power", function="product", disorder=disorder, tolerance=tolerance
+    )
+    records = []
+    for thing in THINGS[: draw(st.integers(1, 3))]:
+        t = draw(st.integers(0, 3))
+        for _ in range(draw(st.integers(1, 5))):
+            quantity = draw(st.sampled_from(QUANTITIES[:2]))
+            for _ in range(draw(st.integers(1, 12))):
+                t += draw(st.sampled_from([0, 1, 1, 2]))  # ties within and across the series
+                shown = t - draw(st.sampled_from([0, 0, 0, 0, 1, 2]))  # disorder, some late
+                records.append((thing, quantity, shown * 1000.0, float(t % 3)))
+    # the things' records interleaved at random, each thing's kept in order
+    by_thing = {thing: [r for r in records if r[0] == thing] for thing in THINGS}
+    picks = draw(st.lists(st.sampled_from(THINGS), min_size=len(records), max_size=len(records)))
+    mixed = []
+    for thing in picks:
+        queue = by_thing[thing] or next(q for q in by_thing.values() if q)
+        mixed.append(queue.pop(0))
+    splits = draw(st.lists(st.integers(1, 15), min_size=1, max_size=4))
+    return [spec], mixed, splits
+
+
+@settings(PROPERTY, max_examples=200)
+@given(pauses(), st.booleans())
+def test_long_pauses_of_one_series_equal_one_engine_per_thing(case, finish: bool) -> None:
+    """One series waits for the other over several batches (its tail grows): the same output
+    and state as one engine per thing."""
+    _run(*case, restore=False, finish=finish)
+
+
 def test_blocks_of_five_over_many_things() -> None:
     """The spec's worked example in 300 things at once, each shifted, in small batches."""
     base = blocks_of_five(20)
