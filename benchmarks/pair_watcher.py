@@ -11,6 +11,8 @@ from confluent_kafka import Consumer
 from statestream.config import Settings
 from statestream.services._process import wait_until
 
+POLL_MESSAGES = 1_000
+
 
 class PairWatcher:
     """Reads `topic` from its beginning, read_committed; each value with the time it was seen."""
@@ -31,13 +33,14 @@ class PairWatcher:
             }
         )
         self._consumer.subscribe([topic])
-        self._seen: list[tuple[float, bytes]] = []
+        self._chunks: list[tuple[float, list[bytes]]] = []  # (when seen, values) per poll
+        self._count = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="pair-watcher", daemon=True)
 
     @property
     def count(self) -> int:
-        return len(self._seen)
+        return self._count
 
     def start(self) -> None:
         self._thread.start()
@@ -49,7 +52,7 @@ class PairWatcher:
 
     def received(self) -> list[tuple[float, bytes]]:
         """(epoch seconds when seen, value) of every pair so far, in the order seen."""
-        return list(self._seen)
+        return [(at, value) for at, values in list(self._chunks) for value in values]
 
     def wait_for(self, count: int, timeout_s: float) -> bool:
         """Wait until `count` pairs were seen; False if `timeout_s` passed first."""
@@ -57,6 +60,12 @@ class PairWatcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            messages = self._consumer.consume(10_000, timeout=0.05)
+            # ~1,000 at a time: a consumer asked for 10,000 per call drained a 250 k release
+            # ~2.5x slower here (~0.4 s against ~0.16 s), and the watcher's lag was measured
+            # as the pipeline's; one list per poll, not a tuple per pair, for the same reason
+            messages = self._consumer.consume(POLL_MESSAGES, timeout=0.05)
             now = time.time()
-            self._seen.extend((now, m.value()) for m in messages if m.error() is None)
+            values = [m.value() for m in messages if m.error() is None]
+            if values:
+                self._chunks.append((now, values))
+                self._count += len(values)
