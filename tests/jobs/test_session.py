@@ -93,8 +93,30 @@ def test_java_options_go_to_the_driver_and_the_executors(tmp_path: Path, java_op
     options = spark_options(settings)
     driver = options["spark.driver.extraJavaOptions"].split()
     assert driver[0].startswith("-Dlog4j2.configurationFile=file:")  # ours stays first
-    assert driver[1:] == java_options.split()
-    assert options.get("spark.executor.extraJavaOptions", "").split() == java_options.split()
+    assert driver[1:] == ["-XX:+UseParallelGC", *java_options.split()]  # the default collector
+    assert options["spark.executor.extraJavaOptions"].split() == driver[1:]
+
+
+@pytest.mark.parametrize(
+    ("collector", "java_options", "expected"),
+    [
+        ("g1", "", "-XX:+UseG1GC"),
+        ("parallel", "-Xss4m", "-XX:+UseParallelGC -Xss4m"),
+        # a JVM refuses two collectors: one chosen in java_options wins
+        ("parallel", "-XX:+UseZGC -Xss4m", "-XX:+UseZGC -Xss4m"),
+        ("g1", "-XX:+UseSerialGC", "-XX:+UseSerialGC"),
+    ],
+)
+def test_the_garbage_collector_goes_to_every_jvm_once(
+    tmp_path: Path, collector: str, java_options: str, expected: str
+) -> None:
+    settings = load_settings(
+        paths={"data_dir": tmp_path},
+        spark={"garbage_collector": collector, "java_options": java_options},
+    )
+    options = spark_options(settings)
+    assert options["spark.driver.extraJavaOptions"].split()[1:] == expected.split()
+    assert options["spark.executor.extraJavaOptions"] == expected
 
 
 def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -144,6 +144,12 @@ class SparkSettings(_Section):
     ui_enabled: bool = False
     log_level: Literal["ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF"] = "WARN"
     driver_memory: str = "2g"
+    garbage_collector: Literal["parallel", "g1"] = Field(
+        "parallel",
+        description="the driver's and executors' garbage collector: parallel (no concurrent "
+        "GC threads: on 2 cores ~5 % more records/s and ~0.2 s off a 250 k-pair release; "
+        "pauses stop all threads) or g1 (Java's default); ignored when java_options chooses one",
+    )
     java_options: str = Field(
         "",
         description="extra options of Spark's driver and executor JVMs; e.g. "

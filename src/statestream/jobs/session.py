@@ -87,7 +87,7 @@ def spark_options(
     """
     spark = settings.spark
     log4j = resources.files("statestream.jobs") / "log4j2.properties"
-    java = spark.java_options.strip()
+    java = jvm_options(spark.java_options, spark.garbage_collector)
     return {
         "spark.app.name": app_name or spark.app_name,
         "spark.jars": ",".join(str(jar) for jar in statestream_jars(settings)),
@@ -109,11 +109,23 @@ def spark_options(
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         "spark.driver.memory": spark.driver_memory,
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} {java}".strip(),
-        **({"spark.executor.extraJavaOptions": java} if java else {}),
+        "spark.executor.extraJavaOptions": java,
         # the worker daemon, the grouped rows, local-fs: statestream.spark.patches (spark.patches)
         **patches.spark_conf(settings, new_driver=new_driver),
         **spark.extra_conf,
     }
+
+
+_COLLECTORS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
+
+
+def jvm_options(java_options: str, garbage_collector: str) -> str:
+    """The options of Spark's JVMs: the garbage collector, then `java_options` (a JVM refuses
+    two collectors, so one chosen there wins and `garbage_collector` is left out)."""
+    java = java_options.strip()
+    if re.search(r"-XX:\+Use\w*GC\b", java):
+        return java
+    return f"{_COLLECTORS[garbage_collector]} {java}".strip()
 
 
 def statestream_jars(settings: Settings) -> list[Path]:
