@@ -89,8 +89,7 @@ def test_a_runs_progress_file_gives_its_last_batch_and_totals(tmp_path: Path) ->
     status = _status(os.getpid())
     name = f"{status.name}.{status.run_id}"
     (tmp_path / f"{name}.json").write_text(json.dumps(asdict(status)))
-    sums = {"records_in": 1400, "pairs_out": 1000, "late": 4, "max_event_time_ms": 18}
-    progress = {"progress": {**PROGRESS, "batchId": 4}, "input_rows": 1400, "metric_sums": sums}
+    progress = {"progress": {**PROGRESS, "batchId": 4}, **SUMS}
     (tmp_path / f"{name}.progress").write_text(json.dumps(progress))
     os.utime(tmp_path / f"{name}.progress", (status.started + 30, status.started + 30))
     [read] = read_statuses(tmp_path)
