@@ -105,6 +105,12 @@ def test_java_options_go_to_the_driver_and_the_executors(tmp_path: Path, java_op
         # a JVM refuses two collectors: one chosen in java_options wins
         ("parallel", "-XX:+UseZGC -Xss4m", "-XX:+UseZGC -Xss4m"),
         ("g1", "-XX:+UseSerialGC", "-XX:+UseSerialGC"),
+        # a flag that tunes the parallel collector chooses none
+        (
+            "parallel",
+            "-XX:+UseMaximumCompactionOnSystemGC",
+            "-XX:+UseParallelGC -XX:+UseMaximumCompactionOnSystemGC",
+        ),
     ],
 )
 def test_the_garbage_collector_goes_to_every_jvm_once(

@@ -117,13 +117,18 @@ def spark_options(
 
 
 _COLLECTORS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
+# the flags that choose a collector (not those that tune one, such as
+# -XX:+UseMaximumCompactionOnSystemGC)
+_CHOSEN_COLLECTOR = re.compile(
+    r"-XX:\+Use(Serial|Parallel|ParallelOld|G1|Z|Shenandoah|Epsilon|ConcMarkSweep)GC\b"
+)
 
 
 def jvm_options(java_options: str, garbage_collector: str) -> str:
     """The options of Spark's JVMs: the garbage collector, then `java_options` (a JVM refuses
     two collectors, so one chosen there wins and `garbage_collector` is left out)."""
     java = java_options.strip()
-    if re.search(r"-XX:\+Use\w*GC\b", java):
+    if _CHOSEN_COLLECTOR.search(java):
         return java
     return f"{_COLLECTORS[garbage_collector]} {java}".strip()
 
