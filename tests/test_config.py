@@ -182,3 +182,9 @@ def test_every_topic_name_is_in_the_topic_lists() -> None:
     assert set(topics.every) == names
     assert len(topics.every) == len(names) == 10
     assert not set(topics.series) & set(topics.others)
+
+
+@pytest.mark.parametrize("memory", ["2 g", "2x", "g", ""])
+def test_a_driver_memory_that_is_not_a_size_is_refused(memory: str) -> None:
+    with pytest.raises(ConfigError, match=r"spark\.driver_memory .*a size such as 512m or 2g"):
+        load_settings(spark={"driver_memory": memory})

@@ -93,8 +93,9 @@ def test_java_options_go_to_the_driver_and_the_executors(tmp_path: Path, java_op
     options = spark_options(settings)
     driver = options["spark.driver.extraJavaOptions"].split()
     assert driver[0].startswith("-Dlog4j2.configurationFile=file:")  # ours stays first
-    assert driver[1:] == ["-XX:+UseParallelGC", *java_options.split()]  # the default collector
-    assert options["spark.executor.extraJavaOptions"].split() == driver[1:]
+    # the driver's whole heap from the start, the default collector, then java_options
+    assert driver[1:] == ["-Xms2g", "-XX:+UseParallelGC", *java_options.split()]
+    assert options["spark.executor.extraJavaOptions"].split() == driver[2:]
 
 
 @pytest.mark.parametrize(
@@ -121,8 +122,25 @@ def test_the_garbage_collector_goes_to_every_jvm_once(
         spark={"garbage_collector": collector, "java_options": java_options},
     )
     options = spark_options(settings)
-    assert options["spark.driver.extraJavaOptions"].split()[1:] == expected.split()
+    assert options["spark.driver.extraJavaOptions"].split()[2:] == expected.split()
     assert options["spark.executor.extraJavaOptions"] == expected
+
+
+@pytest.mark.parametrize(
+    ("section", "driver"),
+    [
+        ({"driver_memory": "4GB"}, "-Xms4g -XX:+UseParallelGC"),  # as a JVM flag takes a size
+        ({"driver_memory": "2048"}, "-Xms2048m -XX:+UseParallelGC"),  # Spark reads MiB
+        ({"fixed_heap": False}, "-XX:+UseParallelGC"),
+        # the JVM takes the last -Xms: one in java_options wins
+        ({"java_options": "-Xms1g"}, "-Xms2g -XX:+UseParallelGC -Xms1g"),
+    ],
+)
+def test_the_driver_starts_with_its_whole_heap(tmp_path: Path, section: dict, driver: str) -> None:
+    settings = load_settings(paths={"data_dir": tmp_path}, spark={"java_options": "", **section})
+    options = spark_options(settings)
+    assert options["spark.driver.extraJavaOptions"].split()[1:] == driver.split()
+    assert "-Xms" not in options["spark.executor.extraJavaOptions"].replace("-Xms1g", "")
 
 
 def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

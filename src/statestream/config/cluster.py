@@ -8,15 +8,14 @@ bootstrap servers.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from statestream.config.sections import memory_size
+
 if TYPE_CHECKING:
     from statestream.config import Settings
-
-_MEMORY = re.compile(r"^\d+[kmgt]?$", re.IGNORECASE)
 
 
 class ServicesSettings(BaseModel):
@@ -57,9 +56,7 @@ class ServicesSettings(BaseModel):
     @field_validator("spark_worker_memory")
     @classmethod
     def _memory_size(cls, value: str) -> str:
-        if not _MEMORY.match(value):
-            raise ValueError(f"expected a size such as 512m or 2g, got {value!r}")
-        return value
+        return memory_size(value)
 
     @property
     def spark_master_url(self) -> str:

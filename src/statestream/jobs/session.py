@@ -18,6 +18,7 @@ from pyspark import SparkConf, SparkContext
 from pyspark.sql import SparkSession
 
 from statestream.config import LOCAL_HOSTS, Settings
+from statestream.config.sections import jvm_memory_size
 from statestream.environment import find_java, jar_dir
 from statestream.errors import EnvironmentProblem
 from statestream.spark import patches
@@ -88,6 +89,7 @@ def spark_options(
     spark = settings.spark
     log4j = resources.files("statestream.jobs") / "log4j2.properties"
     java = jvm_options(spark.java_options, spark.garbage_collector)
+    driver_java = f"{_initial_heap(spark.driver_memory, spark.fixed_heap)} {java}".strip()
     return {
         "spark.app.name": app_name or spark.app_name,
         "spark.jars": ",".join(str(jar) for jar in statestream_jars(settings)),
@@ -108,7 +110,7 @@ def spark_options(
         # fewer, bigger batches took a third off the Python side of a 500 k-record batch
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         "spark.driver.memory": spark.driver_memory,
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} {java}".strip(),
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} {driver_java}",
         "spark.executor.extraJavaOptions": java,
         # the worker daemon, the grouped rows, local-fs: statestream.spark.patches (spark.patches)
         **patches.spark_conf(settings, new_driver=new_driver),
@@ -131,6 +133,12 @@ def jvm_options(java_options: str, garbage_collector: str) -> str:
     if _CHOSEN_COLLECTOR.search(java):
         return java
     return f"{_COLLECTORS[garbage_collector]} {java}".strip()
+
+
+def _initial_heap(driver_memory: str, fixed_heap: bool) -> str:
+    """The driver's -Xms: all of its heap from the start with `fixed_heap`, else none (an -Xms
+    in java_options comes after this one, and a JVM takes the last)."""
+    return f"-Xms{jvm_memory_size(driver_memory)}" if fixed_heap else ""
 
 
 def statestream_jars(settings: Settings) -> list[Path]:
