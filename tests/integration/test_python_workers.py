@@ -51,6 +51,32 @@ def test_python_workers_send_map_state_calls_in_windows(spark: SparkSession) -> 
     assert rows[0].installed is True
 
 
+def _collected_modules(frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    import gc
+
+    import pyarrow
+
+    collected = {id(item) for item in gc.get_objects()}  # the frozen ones are left out
+    for _ in frames:
+        yield pd.DataFrame(
+            {
+                "frozen": [gc.get_freeze_count()],
+                "pandas_collected": [id(vars(pd)) in collected],
+                "pyarrow_collected": [id(vars(pyarrow)) in collected],
+            }
+        )
+
+
+def test_python_workers_full_collections_leave_the_preloaded_modules_alone(
+    spark: SparkSession,
+) -> None:
+    schema = "frozen long, pandas_collected boolean, pyarrow_collected boolean"
+    row = spark.range(1).mapInPandas(_collected_modules, schema).collect()[0]
+    assert row.frozen > 10_000
+    assert not row.pandas_collected
+    assert not row.pyarrow_collected
+
+
 class _InitWitness(StatefulProcessor):
     """Writes, from each process that runs its `init`, that process's module and pyspark."""
 

