@@ -89,6 +89,14 @@ def test_the_burst_part_prints_what_it_released_and_how_long_it_took() -> None:
     assert "burst:" not in _text(_figures())
 
 
+def test_the_cold_latency_run_is_printed_beside_the_measured_one() -> None:
+    cold = {"cold_latency_seconds": 10.0, "cold_latency_p50_s": 0.497, "cold_latency_p99_s": 1.08}
+    text = _text(_figures() | cold)
+    assert "first 10 s run (cold), p50 / p99" in text
+    assert "0.497 s / 1.08 s" in text
+    assert "(cold)" not in _text(_figures())
+
+
 def test_where_it_ran_and_records_per_core() -> None:
     cluster = {
         "spark_master": "spark://localhost:7077",
