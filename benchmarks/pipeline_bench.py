@@ -274,7 +274,7 @@ def _cold_latency(bench: _BenchRun, seconds: float) -> dict:
     The availableNow warm-up and throughput queries leave the small batches of a running query
     cold: in one process, a second latency run of 15 s had p50 / p99 0.36 / 0.61 s against
     0.50 / 1.08 s for the first, whose batches shrank from ~450 to ~270 ms over its first
-    seconds. These are the first run's figures: a job's first seconds after its JVM started.
+    seconds. These are the first run's figures: a job's first seconds of streaming in its JVM.
     """
     figures = _latency(bench, "cold", seconds)
     return {
