@@ -15,8 +15,7 @@ _MEMORY = re.compile(r"^(?P<number>\d+)(?:(?P<unit>[kmgt])b?)?$", re.IGNORECASE)
 
 def memory_size(value: str) -> str:
     """`value` if it is a memory size as Spark reads one (512m, 2g, 2gb; a plain number: MiB)."""
-    if not _MEMORY.match(value):
-        raise ValueError(f"expected a size such as 512m or 2g, got {value!r}")
+    jvm_memory_size(value)  # raises if it is none
     return value
 
 

@@ -89,7 +89,10 @@ def spark_options(
     spark = settings.spark
     log4j = resources.files("statestream.jobs") / "log4j2.properties"
     java = jvm_options(spark.java_options, spark.garbage_collector)
-    driver_java = f"{_initial_heap(spark.driver_memory, spark.fixed_heap)} {java}".strip()
+    heap = _initial_heap(spark.driver_memory, spark.fixed_heap)
+    driver_java = " ".join(
+        part for part in (f"-Dlog4j2.configurationFile=file:{log4j}", heap, java) if part
+    )
     return {
         "spark.app.name": app_name or spark.app_name,
         "spark.jars": ",".join(str(jar) for jar in statestream_jars(settings)),
@@ -110,7 +113,7 @@ def spark_options(
         # fewer, bigger batches took a third off the Python side of a 500 k-record batch
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         "spark.driver.memory": spark.driver_memory,
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j} {driver_java}",
+        "spark.driver.extraJavaOptions": driver_java,
         "spark.executor.extraJavaOptions": java,
         # the worker daemon, the grouped rows, local-fs: statestream.spark.patches (spark.patches)
         **patches.spark_conf(settings, new_driver=new_driver),
