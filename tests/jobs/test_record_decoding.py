@@ -53,6 +53,29 @@ def test_the_fast_path_gives_what_each_value_alone_gives(rows: list[tuple]) -> N
 
 
 @pytest.mark.parametrize(
+    "value",
+    [
+        b'{"thing": "R1", "quantity": "q", "phenomenonTime": 9007199254740993, "result": 1}',
+        b'{"thing": "R1", "quantity": "q", "phenomenonTime": 5, "result": 18446744073709551617}',
+        b'{"thing": "R1", "thing": "R2", "quantity": "q", "phenomenonTime": 5, "result": 1}',
+        b'{"result": 1e-7, "more": [1, {"a": null}], "phenomenonTime": 5E3, "quantity": "q", '
+        b'"thing": "R\\u00e9"}',
+        b' {"thing": "R1", "quantity": "q", "phenomenonTime": -0.0, "result": -0} \n',
+        b'{"thing": "\\ud83d\\ude00", "quantity": "q", "phenomenonTime": 5, "result": 0.1e1}',
+        '{"thing": "Zürich", "quantity": "q", "phenomenonTime": 5, "result": 2}'.encode(),
+    ],
+)
+def test_the_fast_path_reads_odd_good_records_as_each_value_alone_reads_them(value: bytes) -> None:
+    # integers past 2**53 and 2**64, a repeated field (the last counts), fields in another
+    # order with more of them, escapes, white space, exponents
+    fast = record_decoding._plain_json_columns([value])
+    assert fast is not None
+    alone = record_decoding._columns([record_decoding._plain_json(value)])
+    assert _columns(fast) == _columns(alone)
+    assert np.signbit(fast["t"]).tolist() == np.signbit(alone["t"]).tolist()
+
+
+@pytest.mark.parametrize(
     ("value", "reason"),
     [
         (None, "empty message"),
