@@ -18,6 +18,7 @@ import pandas as pd
 
 from statestream.geo.bunching import BunchingAlert, BunchingSpec, BunchingStep, LineBunching
 from statestream.jobs.bunching_processor import REJECTS_LINE, BunchingTopics
+from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.jobs.output_rows import OutputRows, output_schema
 
 FIGURE_COLUMNS = (
@@ -37,8 +38,7 @@ def line_rows(
     """The output rows of one call: `rows`, the decoded positions of the line `line_key`
     (`route/direction`; `REJECTS_LINE`: values that are no usable position), its state kept in
     `line_state` (the processor's ValueState)."""
-    frame = pd.concat(list(rows), ignore_index=True)
-    frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+    frame = kafka_ordered(rows)
     out = _Output(topics)
     out.records = len(frame)
     if line_key == REJECTS_LINE:

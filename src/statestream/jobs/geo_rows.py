@@ -22,6 +22,7 @@ from statestream.geo import CellWindows, GeoSpec, GeoStep, Positions, WindowCell
 from statestream.geo.cells import NO_CELL, cell_names
 from statestream.jobs.geo_decoding import vehicle_key
 from statestream.jobs.geo_processor import CellWindowsProcessor, GeoTopics
+from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.jobs.output_rows import OutputRows, output_schema
 
 FIGURE_COLUMNS = (
@@ -35,8 +36,7 @@ def cell_rows(
     processor: CellWindowsProcessor, rows: Iterable[pd.DataFrame], watermark: int
 ) -> pd.DataFrame:
     """The output rows of a call with input: `rows`, the decoded positions of a bucket."""
-    frame = pd.concat(list(rows), ignore_index=True)
-    frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+    frame = kafka_ordered(rows)
     out = _Output(processor.topics, processor.spec, watermark)
     out.records = len(frame)
     refused = frame["reason"].notna().to_numpy()

@@ -16,6 +16,7 @@ import pandas as pd
 
 from statestream.bad_input import dead_letter, late_record, to_json
 from statestream.jobs.join_processor import OutputTopics
+from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.jobs.output_rows import OutputRows, output_schema, value_runs
 from statestream.jobs.record_decoding import decode_rows
 from statestream.jobs.stored_engines import StoredEngines
@@ -43,8 +44,7 @@ def join_rows(
 ) -> pd.DataFrame:
     """The output rows of one call: `rows` (Kafka rows of a bucket), the engines of their things
     kept in `things_state` (the processor's MapState)."""
-    frame = pd.concat(list(rows), ignore_index=True)
-    frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+    frame = kafka_ordered(rows)
     out = _Output(topics)
     frame, rejects = decode_rows(frame, topics.envelope)
     out.malformed(rejects)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows, rejected
 from statestream.jobs.stats_processor import StatsTopics
@@ -44,8 +45,7 @@ def stats_rows(
     """The output rows of one call: `rows` (Kafka rows of a bucket), each series' windows kept
     in `windows_state` (the processor's MapState by (thing, component)); `component` finds the
     component in a quantity (vaPower_C11 → C11)."""
-    frame = pd.concat(list(rows), ignore_index=True)
-    frame = frame.sort_values(["partition", "offset"], kind="stable", ignore_index=True)
+    frame = kafka_ordered(rows)
     out = _Output(topics, spec)
     out.records = len(frame)
     frame, rejects = decode_rows(frame, "none")
