@@ -174,8 +174,7 @@ def _key_mismatches(
 ) -> np.ndarray:
     """`reason`, plus a reason for each record whose key is not its thing.quantity."""
     ok = np.flatnonzero(np.equal(reason, None))
-    expected = decoded["thing"][ok] + "." + decoded["quantity"][ok]
-    wrong = ok[keys[ok] != expected]
+    wrong = ok[keys[ok] != _thing_quantities(decoded["thing"][ok], decoded["quantity"][ok])]
     if not len(wrong):
         return reason
     reason = reason.copy()
@@ -186,6 +185,17 @@ def _key_mismatches(
         else:
             reason[i] = f"key {key!r} is not the record's thing.quantity {expected_key}"
     return reason
+
+
+def _thing_quantities(things: np.ndarray, quantities: np.ndarray) -> np.ndarray:
+    """`thing.quantity` of each record, the text of each distinct pair made once (half the
+    time of joining the columns, which makes two new texts per record)."""
+    thing_codes, thing_names = pd.factorize(things)
+    quantity_codes, quantity_names = pd.factorize(quantities)
+    count = len(quantity_names)
+    pairs, distinct = pd.factorize(thing_codes * count + quantity_codes)
+    texts = [f"{thing_names[p // count]}.{quantity_names[p % count]}" for p in distinct.tolist()]
+    return np.array(texts, dtype=object).take(pairs)
 
 
 def _plain_json(value: bytes | None) -> RecordOrReason:

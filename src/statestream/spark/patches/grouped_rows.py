@@ -167,6 +167,12 @@ def _python_value(value: Any) -> Any:
 
 
 def _frame(pd, slices: list):
-    """One frame of a key's slices; object columns typed by their values, as from row tuples."""
-    frame = slices[0] if len(slices) == 1 else pd.concat(slices)
-    return frame.reset_index(drop=True).infer_objects()
+    """One frame of a key's slices; object columns typed by their values, as from row tuples.
+
+    No column is copied but those whose type changes: a new frame on the same columns gets a
+    fresh index (`reset_index` and `infer_objects` each copied every column: ~20 ms for a
+    250,000-row frame). A slice's columns are the converted batch's, which no one else reads.
+    """
+    frame = slices[0].copy(deep=False) if len(slices) == 1 else pd.concat(slices)
+    frame.index = pd.RangeIndex(len(frame))
+    return frame.infer_objects(copy=False)
