@@ -1,20 +1,22 @@
 """The column helpers of the engine of many things against plain definitions.
 
-Name codes, the merge of two sets of rows in thing order and the neighbour lookups are faster
-forms of a dict, a stable sort and a count; each must give exactly what its plain form gives.
+Name codes, grouping by thing, the merge and split of rows in thing order and the neighbour
+lookups are faster forms of a dict, a stable sort, a filter and a count (several are compiled
+loops); each must give exactly what its plain form gives.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from statestream.join.keys import Groups
 from statestream.join.names import NameCodes
 from statestream.join.router import JoinRouter
 from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows, SeriesTable
-from statestream.join.things_emission import _neighbours
+from statestream.join.things_emission import _advance
 
 
 def test_codes_are_given_in_order_of_first_sight_across_calls() -> None:
@@ -41,6 +43,35 @@ def test_one_spec_sides_leave_other_quantities_out() -> None:
     ((is_left, is_right),) = router._sides(quantities)
     assert is_left.tolist() == [True, False, False, False, True, False]
     assert is_right.tolist() == [False, False, True, True, False, False]
+
+
+@given(
+    st.lists(st.integers(0, 9), max_size=30),
+    st.sampled_from([0, 5_000, 1 << 20, 1 << 40]),  # counted, or sorted by radix for wide codes
+)
+def test_groups_equal_a_stable_sort_by_code(codes: list[int], spread: int) -> None:
+    column = np.array(codes, dtype=np.int64) * (spread + 1)
+    groups = Groups.of(column)
+    order = np.argsort(column, kind="stable")
+    assert groups.order.tolist() == order.tolist()
+    distinct, starts, sizes = np.unique(column[order], return_index=True, return_counts=True)
+    assert groups.codes.tolist() == distinct.tolist()
+    assert groups.starts.tolist() == starts.tolist()
+    assert groups.sizes.tolist() == sizes.tolist()
+
+
+@given(st.lists(st.integers(0, 6), max_size=15), st.sets(st.integers(0, 6)))
+def test_split_keeps_the_marked_things_rows_in_order(things: list[int], marked: set[int]) -> None:
+    n = len(things)
+    rows = Rows(
+        np.array(things, dtype=np.int64), np.arange(n) * 1.5, -np.arange(n * 1.0), np.arange(n)
+    )
+    mask = np.isin(np.arange(7), list(marked))
+    mine, rest = rows.split(mask)
+    keep = np.isin(rows.thing, list(marked))
+    for got, want in ((mine, keep), (rest, ~keep)):
+        for name in ("thing", "t", "v", "pos"):
+            assert getattr(got, name).tolist() == getattr(rows, name)[want].tolist()
 
 
 @st.composite
@@ -76,13 +107,25 @@ keys = st.lists(st.integers(0, 12), min_size=1, max_size=20).map(
 )
 
 
+def _walk(ka: np.ndarray, kb: np.ndarray) -> tuple[list[int], list[int]]:
+    """Per key of `ka`, what the emission kernels take for its neighbours in `kb`: the first
+    index at or above it and the last at or below it."""
+    first, last, below, up_to = [], [], 0, 0
+    for key in ka:
+        below, up_to = _advance(kb, key, below, up_to)
+        first.append(below)
+        last.append(up_to - 1)
+    return first, last
+
+
+@settings(deadline=None)  # the step is compiled for Python's calls on the first one
 @given(keys, keys)
 def test_neighbours_count_keys_with_and_without_ties(kl: np.ndarray, kr: np.ndarray) -> None:
-    next_r, prev_r, next_l, prev_l = _neighbours(kl, kr)
-    assert next_r.tolist() == [int((kr < k).sum()) for k in kl]  # first R key ≥ l
-    assert prev_r.tolist() == [int((kr <= k).sum()) - 1 for k in kl]  # last R key ≤ l
-    assert next_l.tolist() == [int((kl < k).sum()) for k in kr]
-    assert prev_l.tolist() == [int((kl <= k).sum()) - 1 for k in kr]
+    (next_r, prev_r), (next_l, prev_l) = _walk(kl, kr), _walk(kr, kl)
+    assert next_r == [int((kr < k).sum()) for k in kl]  # first R key ≥ l
+    assert prev_r == [int((kr <= k).sum()) - 1 for k in kl]  # last R key ≤ l
+    assert next_l == [int((kl < k).sum()) for k in kr]
+    assert prev_l == [int((kl <= k).sum()) - 1 for k in kr]
 
 
 def test_watermark_of_rows_equals_the_watermark_of_their_things() -> None:

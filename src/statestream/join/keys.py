@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from statestream.join.compiled import I8, kernel
+
 _I8 = np.int64
 _LOW_63 = np.int64(0x7FFF_FFFF_FFFF_FFFF)
 _KEY_LIMIT = 1 << 62
@@ -53,6 +55,9 @@ class Groups:
 
     @classmethod
     def of(cls, codes: np.ndarray) -> Groups:
+        codes = codes.astype(_I8, copy=False)
+        if len(codes) and codes.min() >= 0 and codes.max() < 4 * len(codes) + 1024:  # counting
+            return cls(*_counted_groups(codes))
         order = group_order(codes)
         grouped = codes.take(order)
         first = np.empty(len(grouped), dtype=bool)
@@ -61,6 +66,32 @@ class Groups:
         starts = np.flatnonzero(first)
         sizes = np.diff(np.append(starts, len(grouped)))
         return cls(order, grouped[starts], starts, sizes)
+
+
+@kernel(I8)
+def _counted_groups(codes):
+    """`Groups.of` by counting: codes ≥ 0, not many more distinct values than records."""
+    counts = np.zeros(codes.max() + 1, np.int64)
+    for c in codes:
+        counts[c] += 1
+    groups = 0
+    for size in counts:
+        groups += size > 0
+    group_codes, starts = np.empty(groups, np.int64), np.empty(groups, np.int64)
+    sizes, fill = np.empty(groups, np.int64), np.empty(len(counts), np.int64)
+    g = at = 0
+    for c in range(len(counts)):
+        fill[c] = at
+        if counts[c]:
+            group_codes[g], starts[g], sizes[g] = c, at, counts[c]
+            g += 1
+            at += counts[c]
+    order = np.empty(len(codes), np.int64)
+    for i in range(len(codes)):
+        c = codes[i]
+        order[fill[c]] = i
+        fill[c] += 1
+    return order, group_codes, starts, sizes
 
 
 def segment_bounds(things: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

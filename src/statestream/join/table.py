@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from statestream.join.compiled import B1, F8, I8, kernel
 from statestream.join.keys import segment_bounds
 from statestream.join.series import SeriesState
 
@@ -37,13 +38,10 @@ class Rows:
         return len(self.t)
 
     def take(self, index: np.ndarray) -> Rows:
-        """The rows at `index` (positions, or a mask: turned into positions once, which is
-        faster than indexing four columns with a mask; and `take`, faster than `[index]`)."""
+        """The rows at `index` (positions, or a mask): the four columns gathered in one pass."""
         if index.dtype == bool:
             index = np.flatnonzero(index)
-        return Rows(
-            self.thing.take(index), self.t.take(index), self.v.take(index), self.pos.take(index)
-        )
+        return Rows(*_taken(*self.columns, index.astype(_I8, copy=False)))
 
     @classmethod
     def concat(cls, parts: Sequence[Rows]) -> Rows:
@@ -62,21 +60,22 @@ class Rows:
 
     def merged_from(self, other: Rows) -> tuple[Rows, np.ndarray]:
         """`merged` for two sets already in thing order, and which of its rows are `other`'s
-        (a mask).
-
-        A stable sort of the two sorted runs of thing codes is a merge (numpy's timsort finds
-        the runs): faster than placing each row by its thing's counts, scattering the columns.
-        """
+        (a mask): one compiled pass over both."""
         if len(other) == 0:
             return self, np.zeros(len(self), dtype=bool)
         if len(self) == 0:
             return other, np.ones(len(other), dtype=bool)
-        thing = np.concatenate((self.thing, other.thing))
-        order = np.argsort(thing, kind="stable")
-        columns = [thing.take(order)]
-        for name in ("t", "v", "pos"):
-            columns.append(np.concatenate((getattr(self, name), getattr(other, name))).take(order))
-        return Rows(*columns), order >= len(self)
+        *columns, theirs = _merged_by_thing(*self.columns, *other.columns)
+        return Rows(*columns), theirs
+
+    @property
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.thing, self.t, self.v, self.pos
+
+    def split(self, marked: np.ndarray) -> tuple[Rows, Rows]:
+        """The rows whose thing is marked (a mask by code), and the others; in their order."""
+        columns = _split_by_thing(marked, *self.columns)
+        return Rows(*columns[:4]), Rows(*columns[4:])
 
 
 def _grow(array: np.ndarray, size: int, fill: float | bool) -> np.ndarray:
@@ -122,13 +121,7 @@ class SeriesTable:
     def split(self, touched: np.ndarray) -> SeriesTable:
         """Keep only the rows of the things marked in `touched` (a mask by code); return the
         others as a table that shares the per-thing arrays, for `join` to put back."""
-        parts = []
-        for rows in (self.tail, self.pending):
-            mine = touched.take(rows.thing)
-            if mine.all():
-                parts.append((rows, Rows.empty()))
-            else:
-                parts.append((rows.take(mine), rows.take(~mine)))
+        parts = [rows.split(touched) for rows in (self.tail, self.pending)]
         (self.tail, rest_tail), (self.pending, rest_pending) = parts[0], parts[1]
         return SeriesTable(
             rest_tail, rest_pending, self.head_prev_t, self.n_released, self.max_t, self.finished
@@ -186,3 +179,60 @@ class SeriesTable:
         """Drop the rows of the things marked in `touched` (a mask by code)."""
         self.tail = self.tail.take(~touched[self.tail.thing])
         self.pending = self.pending.take(~touched[self.pending.thing])
+
+
+@kernel(I8, F8, F8, I8, I8)
+def _taken(thing, t, v, pos, index):
+    """The four columns at `index`."""
+    n = len(index)
+    out_thing, out_t = np.empty(n, np.int64), np.empty(n, np.float64)
+    out_v, out_pos = np.empty(n, np.float64), np.empty(n, np.int64)
+    for k in range(n):
+        i = index[k]
+        out_thing[k], out_t[k], out_v[k], out_pos[k] = thing[i], t[i], v[i], pos[i]
+    return out_thing, out_t, out_v, out_pos
+
+
+@kernel(I8, F8, F8, I8, I8, F8, F8, I8)
+def _merged_by_thing(a_thing, a_t, a_v, a_pos, b_thing, b_t, b_v, b_pos):
+    """The rows of a and b (each sorted by thing) sorted by thing, a's first within a thing,
+    and which are b's."""
+    na, nb = len(a_thing), len(b_thing)
+    n = na + nb
+    thing, pos = np.empty(n, np.int64), np.empty(n, np.int64)
+    t, v = np.empty(n, np.float64), np.empty(n, np.float64)
+    theirs = np.empty(n, np.bool_)
+    i = j = 0
+    for k in range(n):
+        if j == nb or (i < na and a_thing[i] <= b_thing[j]):
+            thing[k], t[k], v[k], pos[k], theirs[k] = a_thing[i], a_t[i], a_v[i], a_pos[i], False
+            i += 1
+        else:
+            thing[k], t[k], v[k], pos[k], theirs[k] = b_thing[j], b_t[j], b_v[j], b_pos[j], True
+            j += 1
+    return thing, t, v, pos, theirs
+
+
+@kernel(B1, I8, F8, F8, I8)
+def _split_by_thing(marked, thing, t, v, pos):
+    """The columns of the rows whose thing is marked, then of the others (the input itself and
+    empty columns when all are marked)."""
+    n = len(thing)
+    count = 0
+    for k in range(n):
+        count += marked[thing[k]]
+    if count == n:
+        return thing, t, v, pos, thing[:0], t[:0], v[:0], pos[:0]
+    in_thing, in_t = np.empty(count, np.int64), np.empty(count, np.float64)
+    in_v, in_pos = np.empty(count, np.float64), np.empty(count, np.int64)
+    out_thing, out_t = np.empty(n - count, np.int64), np.empty(n - count, np.float64)
+    out_v, out_pos = np.empty(n - count, np.float64), np.empty(n - count, np.int64)
+    i = j = 0
+    for k in range(n):
+        if marked[thing[k]]:
+            in_thing[i], in_t[i], in_v[i], in_pos[i] = thing[k], t[k], v[k], pos[k]
+            i += 1
+        else:
+            out_thing[j], out_t[j], out_v[j], out_pos[j] = thing[k], t[k], v[k], pos[k]
+            j += 1
+    return in_thing, in_t, in_v, in_pos, out_thing, out_t, out_v, out_pos

@@ -201,9 +201,8 @@ class ThingsJoin:
             )
         ]
         li, ri = newly_certain_pairs(sides[0], sides[1], keys, spec.tolerance_ms)
-        pairs = _pairs(spec, self.left.tail, self.right.tail, li, ri)
-        out.add_pairs(pairs, self.left.tail.thing.take(li))
-        prune(self.left, self.right, (sides[0], sides[1]), touched, now, keys)
+        out.add_pairs(*_pairs(spec, self.left.tail, self.right.tail, li, ri))
+        prune(self.left, self.right, (sides[0], sides[1]), touched, now)
         self.left.join(rest[0])
         self.right.join(rest[1])
 
@@ -229,7 +228,7 @@ class _Output:
     def result(self, spec: JoinSpec) -> ThingsStep:
         if not self.pairs:
             empty = np.empty(0, dtype=_I8)
-            self.add_pairs(_pairs(spec, Rows.empty(), Rows.empty(), empty, empty), empty)
+            self.add_pairs(*_pairs(spec, Rows.empty(), Rows.empty(), empty, empty))
         if len(self.pairs) == 1:
             pairs, things = self.pairs[0], self.things[0]
         else:  # pieces of different things: put them in thing order, each thing's kept together
@@ -248,10 +247,12 @@ class _Output:
 _PAIR_FIELDS = ("left_t", "left_v", "left_pos", "right_t", "right_v", "right_pos", "result")
 
 
-def _pairs(spec: JoinSpec, left: Rows, right: Rows, li: np.ndarray, ri: np.ndarray) -> JoinedPairs:
-    lv, rv = left.v.take(li), right.v.take(ri)
+def _pairs(
+    spec: JoinSpec, left: Rows, right: Rows, li: np.ndarray, ri: np.ndarray
+) -> tuple[JoinedPairs, np.ndarray]:
+    """The pairs of tail rows (li, ri), and their things."""
+    left, right = left.take(li), right.take(ri)
     with np.errstate(all="ignore"):
-        result = np.asarray(spec.result_function(lv, rv), dtype=np.float64)
-    return JoinedPairs(
-        left.t.take(li), lv, left.pos.take(li), right.t.take(ri), rv, right.pos.take(ri), result
-    )
+        result = np.asarray(spec.result_function(left.v, right.v), dtype=np.float64)
+    pairs = JoinedPairs(left.t, left.v, left.pos, right.t, right.v, right.pos, result)
+    return pairs, left.thing

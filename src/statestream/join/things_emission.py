@@ -1,10 +1,11 @@
 """`emission.newly_certain_pairs` for the tails of many things at once.
 
 The same four generators and local relation checks as for one thing (see `emission`), on columns
-sorted by (thing, time): neighbours and lookups stay inside a thing because the lookups search
-(thing, time) keys (`keys.TimeKeys`) and a candidate whose two records belong to different things
-is dropped. Pairs come out sorted by (thing, pair time), each thing's in the order one thing's
-engine emits them. Gathers are `a.take(index)`: the same as `a[index]`, a third faster.
+sorted by (thing, time), in two compiled passes (`compiled`): one over L for the generators of
+l's neighbours, one over R for those of r's, each walking the other series' (thing, time) keys
+(`keys.TimeKeys`) alongside, so a neighbour found in another thing is out of its own thing's
+bounds and dropped. Pairs come out sorted by (thing, pair time), each thing's in the order one
+thing's engine emits them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from statestream.join.compiled import B1, F8, FLOAT, I8, kernel, step
 from statestream.join.keys import TimeKeys
 from statestream.join.table import Rows
 
@@ -75,18 +77,19 @@ def newly_certain_pairs(
     before l, so r = next_R(l) holds once the R before it, or the pruned one, is before l; and so
     on. A pair is kept by the first generator whose relation holds for it.
     """
-    nl, nr = len(sl.keys), len(sr.keys)
-    if nl == 0 or nr == 0:
+    if len(sl.keys) == 0 or len(sr.keys) == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    next_r, prev_r, next_l, prev_l = _neighbours(sl.keys, sr.keys)
-    parts = [
-        _next_of_left(sl, sr, next_r, tolerance_ms),
-        _prev_of_left(sl, sr, prev_r, tolerance_ms),
-        _next_of_right(sl, sr, next_l, tolerance_ms),
-        _prev_of_right(sl, sr, prev_l, tolerance_ms),
-    ]
-    li = np.concatenate([p[0] for p in parts])
-    ri = np.concatenate([p[1] for p in parts])
+    left = _pairs_of_left(
+        sl.keys, sr.keys, sl.rows.t, sl.local, sl.fresh, sl.prev_t, sl.next_t, sl.wm_before,
+        sl.wm_now, sr.rows.t, sr.fresh, sr.prev_t, sr.start, sr.end, sr.wm_before, sr.wm_now,
+        tolerance_ms,
+    )  # fmt: skip
+    right = _pairs_of_right(
+        sl.keys, sr.keys, sl.rows.t, sl.fresh, sl.prev_t, sl.start, sl.end, sl.wm_before,
+        sl.wm_now, sr.rows.t, sr.local, sr.fresh, sr.prev_t, sr.next_t, tolerance_ms,
+    )  # fmt: skip
+    li = np.concatenate((left[0], left[2], right[0], right[2]))
+    ri = np.concatenate((left[1], left[3], right[1], right[3]))
     if len(li) == 0:
         return li, ri
     # each generator's output is in (thing, pair time) order: a stable sort merges four runs
@@ -97,144 +100,102 @@ def newly_certain_pairs(
     return li.take(order), ri.take(order)
 
 
-def _neighbours(kl: np.ndarray, kr: np.ndarray):
-    """Per l: its first R key ≥ and last R key ≤; per r: its first and last L key (indices; in
-    another thing, or out of range, when its own thing has none)."""
-    nl, nr = len(kl), len(kr)
-    r_before_l = np.flatnonzero(_merged_is_r(kl, kr) == 0)  # R keys < each L key
-    r_before_l -= np.arange(nl)
-    # L keys ≤ r: the l with no more R keys before them than r's index (kl ≤ kr[j] ⟺ j ≥ that)
-    l_up_to_r = np.cumsum(np.bincount(r_before_l, minlength=nr + 1)[:nr])
-    # where an L key equals an R key, count the equal ones too (L) or leave them out (R)
-    tied_l = np.flatnonzero(kr.take(np.minimum(r_before_l, nr - 1)) == kl)
-    if len(tied_l) == 0:
-        return r_before_l, r_before_l - 1, l_up_to_r, l_up_to_r - 1
-    r_up_to_l = r_before_l.copy()
-    r_up_to_l[tied_l] = np.searchsorted(kr, kl[tied_l], side="right")
-    l_before_r = l_up_to_r.copy()
-    tied_r = _tied_ranges(r_before_l.take(tied_l), r_up_to_l.take(tied_l))
-    l_before_r[tied_r] = np.searchsorted(kl, kr[tied_r], side="left")
-    return r_before_l, r_up_to_l - 1, l_before_r, l_up_to_r - 1
+@step
+def _advance(keys, key, below, up_to):
+    """From the counts of `keys` (sorted) below and at or below the previous key, those of
+    `key` (≥ it): how many are below it and how many at or below it."""
+    while below < len(keys) and keys[below] < key:
+        below += 1
+    up_to = max(up_to, below)
+    while up_to < len(keys) and keys[up_to] <= key:
+        up_to += 1
+    return below, up_to
 
 
-def _merged_is_r(kl: np.ndarray, kr: np.ndarray) -> np.ndarray:
-    """Per key of both sorted columns merged (an L key before an equal R key): 1 for an R key.
+@kernel(I8, I8, F8, I8, B1, F8, F8, F8, F8, F8, B1, F8, I8, I8, F8, F8, FLOAT)
+def _pairs_of_left(
+    kl, kr, lt_, l_local, l_fresh, l_prev_t, l_next_t, l_wm_before, l_wm_now,
+    rt_, r_fresh, r_prev_t, r_start, r_end, r_wm_before, r_wm_now, tolerance,
+):  # fmt: skip
+    """Generators 0 and 1 in one pass over l: the pairs (l, r) of r = next_R(l), then those of
+    r = prev_R(l) where r = next_R(l) does not hold (l and r indices, two of each).
 
-    Keys are below 2**62 (`keys.TimeKeys`): twice a key, plus one for R, sorts like that merge;
-    sorting these values (numpy's timsort merges the two runs) is faster than an argsort.
+    0: l's first R key at or after it is next_R(l) once the R before it, or the pruned one, is
+    before l; certain once both are released, so new if one of them is fresh.
+    1: r = prev_R(l) is certain once R's watermark is past l, or once l = next_L(r) holds (both
+    released), or, for equal times, once l = prev_L(r) holds and L's watermark is past l.
     """
-    both = np.concatenate((kl, kr))
-    both <<= 1
-    both[len(kl) :] |= 1
-    both.sort(kind="stable")
-    both &= 1
-    return both
+    out = np.empty((4, len(kl)), np.int64)
+    n0 = n1 = below = up_to = 0
+    for i in range(len(kl)):
+        below, up_to = _advance(kr, kl[i], below, up_to)
+        thing, lt = l_local[i], lt_[i]
+        r = below  # l's next R, if in its thing
+        if (
+            r < r_end[thing]
+            and r_prev_t[r] < lt
+            and (l_fresh[i] or r_fresh[r])
+            and abs(lt - rt_[r]) <= tolerance
+        ):
+            out[0, n0], out[1, n0] = i, r
+            n0 += 1
+        r = up_to - 1  # l's previous R, if in its thing
+        if r < r_start[thing]:
+            continue
+        rt = rt_[r]
+        if rt == lt and r_prev_t[r] < lt:  # r = next_R(l): generator 0's
+            continue
+        via_next = l_prev_t[i] < rt  # l = next_L(r)
+        via_prev = rt == lt and l_next_t[i] > lt  # l = prev_L(r)
+        now = via_next or r_wm_now[thing] > lt or (via_prev and l_wm_now[thing] > lt)
+        before = via_next or r_wm_before[thing] > lt or (via_prev and l_wm_before[thing] > lt)
+        if now and (l_fresh[i] or r_fresh[r] or not before) and abs(lt - rt) <= tolerance:
+            out[2, n1], out[3, n1] = i, r
+            n1 += 1
+    return out[0, :n0], out[1, :n0], out[2, :n1], out[3, :n1]
 
 
-def _tied_ranges(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The indices low[i] … high[i] − 1 of all ranges, each once: the R keys equal to each tied
-    L key (sorted; equal L keys have the same range, distinct ones disjoint ranges)."""
-    first = np.ones(len(low), dtype=bool)
-    np.not_equal(low[1:], low[:-1], out=first[1:])
-    low, high = low[first], high[first]
-    sizes = high - low
-    return np.repeat(low - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
+@kernel(I8, I8, F8, B1, F8, I8, I8, F8, F8, F8, I8, B1, F8, F8, FLOAT)
+def _pairs_of_right(
+    kl, kr, lt_, l_fresh, l_prev_t, l_start, l_end, l_wm_before, l_wm_now,
+    rt_, r_local, r_fresh, r_prev_t, r_next_t, tolerance,
+):  # fmt: skip
+    """Generators 2 and 3 in one pass over r: the pairs (l, r) of l = next_L(r), then those of
+    l = prev_L(r), each where no relation of an earlier generator holds.
 
-
-def _where(li: np.ndarray, ri: np.ndarray, emit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs `emit` marks (positions first: faster than masking both columns)."""
-    at = np.flatnonzero(emit)
-    return li.take(at), ri.take(at)
-
-
-def _tolerated(lt: np.ndarray, rt: np.ndarray, tolerance_ms: float) -> np.ndarray:
-    """Which pairs are within a (finite) tolerance; the callers skip the check without one."""
-    return np.abs(lt - rt) <= tolerance_ms
-
-
-def _next_of_left(sl: TailView, sr: TailView, next_r: np.ndarray, tolerance_ms: float):
-    """Generator 0, r = next_R(l): certain once both are released.
-
-    Most l have an R after them: the checks run over all l (their columns need no gather),
-    those without one are masked out.
+    2: r's first L key at or after it is next_L(r) once the L before it is before r; r must not
+    be l's previous R (r's next R is after l) nor, for equal times, l's next R; certain once both
+    are released.
+    3: l = prev_L(r) is certain once L's watermark is past r; r must not be l's next R (r's
+    previous R is at or after l) nor, for equal times, l's previous R or l's next L.
     """
-    ri = np.minimum(next_r, len(sr.keys) - 1)
-    lt = sl.rows.t
-    emit = next_r < sr.end.take(sl.local)  # an R at or after l in l's thing
-    emit &= sr.prev_t.take(ri) < lt
-    emit &= sl.fresh | sr.fresh.take(ri)
-    if np.isfinite(tolerance_ms):
-        emit &= _tolerated(lt, sr.rows.t.take(ri), tolerance_ms)
-    li = np.flatnonzero(emit)
-    return li, next_r.take(li)
-
-
-def _prev_of_left(sl: TailView, sr: TailView, prev_r: np.ndarray, tolerance_ms: float):
-    """Generator 1, r = prev_R(l), where r = next_R(l) does not hold (over all l, as
-    generator 0)."""
-    ri = np.maximum(prev_r, 0)
-    lt, rt = sl.rows.t, sr.rows.t.take(ri)
-    thing = sl.local
-    via_next = sl.prev_t < rt  # l = next_L(r)
-    now = via_next | (sr.wm_now.take(thing) > lt)
-    before = via_next | (sr.wm_before.take(thing) > lt)
-    emit = prev_r >= sr.start.take(thing)  # an R at or before l in l's thing
-    tied = np.flatnonzero(rt == lt)  # few: the checks that need equal times run on them only
-    if len(tied):
-        t = lt.take(tied)
-        via_prev_l = sl.next_t.take(tied) > t  # l = prev_L(r)
-        tied_thing = thing.take(tied)
-        now[tied] |= via_prev_l & (sl.wm_now.take(tied_thing) > t)
-        before[tied] |= via_prev_l & (sl.wm_before.take(tied_thing) > t)
-        emit[tied] &= ~(sr.prev_t.take(ri.take(tied)) < t)  # else r = next_R(l)
-    emit &= now
-    emit &= sl.fresh | sr.fresh.take(ri) | ~before
-    if np.isfinite(tolerance_ms):
-        emit &= _tolerated(lt, rt, tolerance_ms)
-    li = np.flatnonzero(emit)
-    return li, prev_r.take(li)
-
-
-def _next_of_right(sl: TailView, sr: TailView, next_l: np.ndarray, tolerance_ms: float):
-    """Generator 2, l = next_L(r), where neither relation of l holds.
-
-    First over all r, the r whose next R is at or before their next L, in their thing (often
-    under half of them); the other checks on those only.
-    """
-    li = np.minimum(next_l, len(sl.keys) - 1)
-    lt = sl.rows.t.take(li)
-    candidate = sr.next_t <= lt  # times are finite or ±inf, never NaN
-    candidate &= next_l < sl.end.take(sr.local)  # an L at or after r in r's thing
-    ri = np.flatnonzero(candidate)
-    li, lt, rt = li.take(ri), lt.take(ri), sr.rows.t.take(ri)
-    emit = sl.prev_t.take(li) < rt
-    tied = np.flatnonzero(lt == rt)  # few: r = next_R(l) is checked on them only
-    if len(tied):
-        emit[tied] &= ~(sr.prev_t.take(ri.take(tied)) < lt.take(tied))
-    emit &= sl.fresh.take(li) | sr.fresh.take(ri)
-    if np.isfinite(tolerance_ms):
-        emit &= _tolerated(lt, rt, tolerance_ms)
-    return _where(li, ri, emit)
-
-
-def _prev_of_right(sl: TailView, sr: TailView, prev_l: np.ndarray, tolerance_ms: float):
-    """Generator 3, l = prev_L(r), where no other relation holds: certain once L's watermark is
-    past r."""
-    # first the r that L's watermark is past: the r still waiting for their next L (often most
-    # of R's tail) go no further
-    ri = np.flatnonzero(
-        (prev_l >= sl.start.take(sr.local)) & (sl.wm_now.take(sr.local) > sr.rows.t)
-    )
-    li = prev_l.take(ri)
-    lt, rt = sl.rows.t.take(li), sr.rows.t.take(ri)
-    keep = sr.prev_t.take(ri) >= lt  # else r = next_R(l); times are never NaN
-    tied = np.flatnonzero(lt == rt)  # few: the relations that need equal times, on them only
-    if len(tied):
-        t = lt.take(tied)
-        keep[tied] &= ~(sr.next_t.take(ri.take(tied)) > t) & ~(sl.prev_t.take(li.take(tied)) < t)
-    before = sl.wm_before.take(sr.local.take(ri)) > rt
-    fresh = sl.fresh.take(li) | sr.fresh.take(ri)
-    emit = keep & (fresh | ~before)
-    if np.isfinite(tolerance_ms):
-        emit &= _tolerated(lt, rt, tolerance_ms)
-    return _where(li, ri, emit)
+    out = np.empty((4, len(kr)), np.int64)
+    n2 = n3 = below = up_to = 0
+    for j in range(len(kr)):
+        below, up_to = _advance(kl, kr[j], below, up_to)
+        thing, rt = r_local[j], rt_[j]
+        li = below  # r's next L, if in its thing
+        if li < l_end[thing]:
+            lt = lt_[li]
+            if (
+                r_next_t[j] <= lt
+                and l_prev_t[li] < rt
+                and not (lt == rt and r_prev_t[j] < lt)
+                and (l_fresh[li] or r_fresh[j])
+                and abs(lt - rt) <= tolerance
+            ):
+                out[0, n2], out[1, n2] = li, j
+                n2 += 1
+        li = up_to - 1  # r's previous L, if in its thing
+        if li < l_start[thing] or not l_wm_now[thing] > rt:
+            continue
+        lt = lt_[li]
+        if (
+            r_prev_t[j] >= lt
+            and not (lt == rt and (r_next_t[j] > lt or l_prev_t[li] < lt))
+            and (l_fresh[li] or r_fresh[j] or not l_wm_before[thing] > rt)
+            and abs(lt - rt) <= tolerance
+        ):
+            out[2, n3], out[3, n3] = li, j
+            n3 += 1
+    return out[0, :n2], out[1, :n2], out[2, :n3], out[3, :n3]

@@ -1,15 +1,16 @@
 """The series operations of `SeriesState` (classify, accept, release, prune) for many things.
 
 Each function does for the rows of every thing of a `SeriesTable` what its `SeriesState` or
-`ComplementJoin` counterpart does for one thing, with segment-wise numpy operations over
-(thing, time): a running maximum over ranks that are ordered by thing first, `searchsorted` on
-`TimeKeys`, and stable sorts that only merge sorted runs.
+`ComplementJoin` counterpart does for one thing: classification and pruning in compiled passes
+over the things' rows (`compiled`), the rest with numpy operations over (thing, time):
+`searchsorted` on `TimeKeys`, and stable sorts that only merge sorted runs.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from statestream.join.compiled import B1, F8, FLOAT, I8, INT, kernel
 from statestream.join.engine import SeriesVerdicts
 from statestream.join.keys import Groups, TimeKeys, group_order
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED
@@ -59,35 +60,44 @@ def _classify(table: SeriesTable, rows: Rows, groups: Groups, valid: np.ndarray,
     order of the batch (`SeriesState.classify`), the times in thing order (-inf if malformed)
     and whether a duplicate is possible (False: no time is at or below the largest one seen
     before it in its thing; known only for records that arrived in time order)."""
-    n = len(rows)
+    codes, watermark, grouped, rising, repeats_possible = _verdicts(
+        groups.order, groups.codes, groups.starts, groups.sizes, rows.t, valid, table.max_t,
+        disorder,
+    )  # fmt: skip
+    if rising:  # each thing's records arrived in time order (the usual case)
+        return codes, watermark, groups.order, grouped, repeats_possible
     seen = np.where(valid, rows.t, -np.inf)
-    grouped = seen.take(groups.order)
-    largest = np.empty(n, dtype=_F8)  # per thing, the largest time seen before each record
-    rising = grouped[1:] >= grouped[:-1]
-    rising[groups.starts[1:] - 1] = True
-    if rising.all():  # each thing's records arrived in time order (the usual case)
-        by_time = groups.order
-        largest[1:] = grouped[:-1]
-    else:
-        by_seen = np.argsort(seen, kind="stable")
-        by_time = by_seen[group_order(rows.thing[by_seen])]
-        # a rank in (thing, time) order grows from thing to thing: one running maximum
-        rank = np.empty(n, dtype=_I8)
-        rank[by_time] = np.arange(n)
-        running = np.maximum.accumulate(rank[groups.order])
-        largest[1:] = seen[by_time[running[:-1]]]
-    largest[groups.starts] = -np.inf
-    np.maximum(largest, np.repeat(table.max_t[groups.codes], groups.sizes), out=largest)
-    repeats_possible = by_time is not groups.order or bool((grouped <= largest).any())
-    largest -= disorder
-    watermark = np.empty(n, dtype=_F8)
-    watermark[groups.order] = largest
-    codes = np.full(n, ACCEPTED, dtype=np.int8)
-    codes[~valid] = MALFORMED
-    late = rows.t < watermark  # False for a NaN time (malformed)
-    if late.any():
-        codes[valid & late] = LATE
-    return codes, watermark, by_time, grouped, repeats_possible
+    by_seen = np.argsort(seen, kind="stable")
+    by_time = by_seen[group_order(rows.thing[by_seen])]
+    return codes, watermark, by_time, grouped, True
+
+
+@kernel(I8, I8, I8, I8, F8, B1, F8, FLOAT)
+def _verdicts(order, group_codes, starts, sizes, t, valid, max_t, disorder):
+    """One pass over the records by (thing, arrival): each one's verdict and watermark from the
+    largest time seen before it in its thing; the times in that order (-inf if malformed);
+    whether every thing's times rise; whether any is at or below the largest before it."""
+    n = len(order)
+    codes, watermark = np.empty(n, np.int8), np.empty(n, np.float64)
+    grouped = np.empty(n, np.float64)
+    rising, repeats = True, False
+    for g in range(len(group_codes)):
+        largest, before = max_t[group_codes[g]], -np.inf
+        for k in range(starts[g], starts[g] + sizes[g]):
+            i = order[k]
+            seen = t[i] if valid[i] else -np.inf
+            grouped[k] = seen
+            rising &= seen >= before
+            repeats |= seen <= largest
+            watermark[i] = largest - disorder
+            if not valid[i]:
+                codes[i] = MALFORMED
+            elif t[i] < watermark[i]:
+                codes[i] = LATE
+            else:
+                codes[i] = ACCEPTED
+            largest, before = max(largest, seen), seen
+    return codes, watermark, grouped, rising, repeats
 
 
 def _duplicates(table: SeriesTable, batch: Rows, disorder: float, keys: TimeKeys) -> np.ndarray:
@@ -187,81 +197,74 @@ def prune(
     tails: tuple[TailView, TailView],
     things: np.ndarray,
     watermarks: tuple[np.ndarray, np.ndarray],
-    keys: TimeKeys,
 ) -> None:
     """Drop the records that can take part in no future pair (`ComplementJoin._prune`).
 
-    `things` are the codes of all things in the tables, sorted; `watermarks` theirs now.
+    `things` are the codes of all things in the tables, sorted; `watermarks` theirs now. Per
+    thing, lookups into L come from R records still to be released (t ≥ W_R) and from unsettled
+    R records (`_first_unsettled`); L's own unsettled records stay, and so does all at or above
+    W_L (duplicates); so each tail keeps its records from the last one below the smallest of
+    these, and likewise for R.
     """
-    wl, wr = watermarks
-    bounds = [(tail.start, tail.end) for tail in tails]
-    tail_keys = [tail.keys for tail in tails]
-    unsettled_l = _first_unsettled(
-        left, tail_keys[0], bounds[0], right, bounds[1], wr, things, keys
-    )
-    unsettled_r = _first_unsettled(
-        right, tail_keys[1], bounds[1], left, bounds[0], wl, things, keys
-    )
-    # lookups into L come from R records still to be released (t ≥ W_R) and from unsettled R
-    # records; L's own unsettled records stay, and so does all at or above W_L (duplicates)
-    threshold = np.minimum(np.minimum(wr, unsettled_r), np.minimum(unsettled_l, wl))
-    for table, k, (start, end) in zip((left, right), tail_keys, bounds, strict=True):
-        _prune_tail(table, k, start, end, threshold, things, keys)
-
-
-def _first_unsettled(
-    series: SeriesTable,
-    series_keys: np.ndarray,
-    bounds: tuple[np.ndarray, np.ndarray],
-    other: SeriesTable,
-    other_bounds: tuple[np.ndarray, np.ndarray],
-    other_wm: np.ndarray,
-    things: np.ndarray,
-    keys: TimeKeys,
-) -> np.ndarray:
-    """Per thing: the smallest time of a released record whose own relations into `other` are
-    not certain (`engine._first_unsettled_time`)."""
-    result = np.full(len(things), np.inf)
-    if len(series.tail) == 0:
-        return result
-    o_start, o_end = other_bounds
-    other_last = np.full(len(things), -np.inf)
-    has_other = o_end > o_start
-    other_last[has_other] = other.tail.t[o_end[has_other] - 1]
-    # next_other uncertain: no released record of `other` at or after it;
-    # prev_other uncertain: other's watermark not past it.
-    # the first record after the last of `other` (integer keys: "right" of k is "left" of k + 1)
-    # or at or after other's watermark: one search for the smaller of the two keys
-    after_last = keys(things, other_last) + 1
-    first = np.searchsorted(
-        series_keys, np.minimum(after_last, keys(things, other_wm)), side="left"
-    )
-    inside = (first < bounds[1]) & ~other.finished[things]
-    result[inside] = series.tail.t[first[inside]]
-    return result
-
-
-def _prune_tail(
-    table: SeriesTable,
-    tail_keys: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    threshold: np.ndarray,
-    things: np.ndarray,
-    keys: TimeKeys,
-) -> None:
-    """Per thing, drop the tail records below its threshold but the last of them
-    (`SeriesState.prune`)."""
-    if len(table.tail) == 0:
+    if len(left.tail) == 0 and len(right.tail) == 0:
         return
-    keep_from = np.searchsorted(tail_keys, keys(things, threshold), side="left") - 1 - start
-    keep_from = np.minimum(keep_from, end - start - 1)
-    cut = keep_from > 0
-    if not cut.any():
-        return
-    table.head_prev_t[things[cut]] = table.tail.t[start[cut] + keep_from[cut] - 1]
-    first = start + np.maximum(keep_from, 0)
-    lengths = end - first
-    before = np.cumsum(lengths) - lengths
-    kept = np.arange(int(before[-1] + lengths[-1])) + np.repeat(first - before, lengths)
-    table.tail = table.tail.take(kept)
+    sl, sr = tails
+    kept_l, kept_r = _pruned_tails(
+        things, sl.start, sl.end, left.tail.t, sr.start, sr.end, right.tail.t, *watermarks,
+        left.finished, right.finished, left.head_prev_t, right.head_prev_t,
+    )  # fmt: skip
+    left.tail, right.tail = left.tail.take(kept_l), right.tail.take(kept_r)
+
+
+@kernel(F8, INT, INT, F8, INT, INT, FLOAT)
+def _first_unsettled(t, start, end, other_t, other_start, other_end, other_wm):
+    """A thing's smallest time of a released record whose own relations into the other series
+    are not certain (`engine._first_unsettled_time`): its next record there is uncertain while
+    none is released at or after it, its previous one while the other's watermark is not past
+    it; so, the first after the other's last record or at or after its watermark."""
+    other_last = other_t[other_end - 1] if other_end > other_start else -np.inf
+    for i in range(start, end):
+        if t[i] > other_last or t[i] >= other_wm:
+            return t[i]
+    return np.inf
+
+
+@kernel(F8, INT, INT, FLOAT, INT, F8, I8, INT)
+def _kept_rows(t, start, end, threshold, code, head_prev_t, kept, n):
+    """Append to `kept` (n so far) the rows of one thing from the last one below `threshold`
+    (`SeriesState.prune`); returns the new count."""
+    below = 0
+    while start + below < end and t[start + below] < threshold:
+        below += 1
+    first = start + min(below - 1, end - start - 1)
+    if first > start:
+        head_prev_t[code] = t[first - 1]
+    else:
+        first = start
+    for i in range(first, end):
+        kept[n] = i
+        n += 1
+    return n
+
+
+@kernel(I8, I8, I8, F8, I8, I8, F8, F8, F8, B1, B1, F8, F8)
+def _pruned_tails(
+    things, l_start, l_end, lt, r_start, r_end, rt, wl, wr, l_finished, r_finished, l_head,
+    r_head,
+):  # fmt: skip
+    """The rows each tail keeps (positions); sets the time before the first kept row of each
+    thing that drops rows (`head_prev_t`, by code)."""
+    kept_l, kept_r = np.empty(len(lt), np.int64), np.empty(len(rt), np.int64)
+    nl = nr = 0
+    for k in range(len(things)):
+        code = things[k]
+        unsettled_l = _first_unsettled(lt, l_start[k], l_end[k], rt, r_start[k], r_end[k], wr[k])
+        unsettled_r = _first_unsettled(rt, r_start[k], r_end[k], lt, l_start[k], l_end[k], wl[k])
+        if r_finished[code]:
+            unsettled_l = np.inf
+        if l_finished[code]:
+            unsettled_r = np.inf
+        threshold = min(min(wr[k], unsettled_r), min(unsettled_l, wl[k]))
+        nl = _kept_rows(lt, l_start[k], l_end[k], threshold, code, l_head, kept_l, nl)
+        nr = _kept_rows(rt, r_start[k], r_end[k], threshold, code, r_head, kept_r, nr)
+    return kept_l[:nl], kept_r[:nr]

@@ -13,7 +13,8 @@ processors their rows grouped a batch at a time instead of a row at a time, and 
 workers inherit both.
 
 Last, it imports what every worker imports (numpy, pandas, pyarrow, pyspark's worker and its
-stateful serializers) and freezes those objects (`gc.freeze`, as Python's documentation advises
+stateful serializers, and the join engine with its compiled loops, which a join worker would
+otherwise load on its first call) and freezes those objects (`gc.freeze`, as Python's documentation advises
 before forking): a worker's full collections then walk the objects of its own calls, not the
 ~75 k of these modules. In a 30 s latency run each join worker made ~100 full collections that
 took 2.2 s of CPU without this, 0.14 s with it. `statestream.python_daemon`, the name this
@@ -68,6 +69,7 @@ PRELOADED = (
     "pyspark.worker",
     "pyspark.sql.pandas.serializers",
     "pyspark.sql.streaming.stateful_processor_api_client",
+    "statestream.join.things",  # the join engine: numba and its compiled loops, ~0.5 s to load
 )
 
 
