@@ -14,11 +14,11 @@ workers inherit both.
 
 Last, it imports what every worker imports (numpy, pandas, pyarrow, pyspark's worker and its
 stateful serializers, and the join engine with its compiled loops, which a join worker would
-otherwise load on its first call) and freezes those objects (`gc.freeze`, as Python's documentation advises
-before forking): a worker's full collections then walk the objects of its own calls, not the
-~75 k of these modules. In a 30 s latency run each join worker made ~100 full collections that
-took 2.2 s of CPU without this, 0.14 s with it. `statestream.python_daemon`, the name this
-module had, still starts it.
+otherwise load on its first call) and freezes those objects (`gc.freeze`, as Python's
+documentation advises before forking): a worker's full collections then walk the objects of its
+own calls, not the ~75 k of these modules. In a 30 s latency run each join worker made ~100 full
+collections that took 2.2 s of CPU without this, 0.14 s with it. `statestream.python_daemon`, the
+name this module had, still starts it.
 """
 
 from __future__ import annotations
