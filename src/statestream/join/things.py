@@ -193,7 +193,7 @@ class ThingsJoin:
                 mine,
                 keys.stored_local(mine, table.tail.t),
                 new,
-                table.head_prev_t,
+                table.head_prev_t.take(touched),
                 (wm_before, wm_now),
             )
             for table, mine, new, wm_before, wm_now in zip(

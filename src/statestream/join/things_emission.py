@@ -21,10 +21,11 @@ from statestream.join.table import Rows
 
 @dataclass(frozen=True)
 class TailView:
-    """One series' tails in one step: keys, neighbour times, fresh releases, watermarks.
+    """One series' tails in one step: keys, the things' bounds, fresh releases, watermarks.
 
-    `start`, `end`, `wm_before` and `wm_now` are indexed by the thing's local index
-    (`local[thing]`, 0 … things − 1 in code order); `start` and `end` bound its rows.
+    `start`, `end`, `head`, `wm_before` and `wm_now` are indexed by the thing's local index
+    (`local[thing]`, 0 … things − 1 in code order): `start` and `end` bound its rows, `head` is
+    the time of the last record pruned before its first (`SeriesTable.head_prev_t`).
     """
 
     rows: Rows
@@ -32,8 +33,7 @@ class TailView:
     start: np.ndarray
     end: np.ndarray
     keys: np.ndarray
-    prev_t: np.ndarray
-    next_t: np.ndarray
+    head: np.ndarray
     fresh: np.ndarray  # released in this step
     wm_before: np.ndarray
     wm_now: np.ndarray
@@ -45,7 +45,7 @@ class TailView:
         local: np.ndarray,
         keys: np.ndarray,
         fresh: np.ndarray,
-        head_prev_t: np.ndarray,
+        head: np.ndarray,
         watermarks: tuple[np.ndarray, np.ndarray],
     ) -> TailView:
         # `local` is sorted (rows by thing, local indices in code order): bounds by counting
@@ -53,18 +53,15 @@ class TailView:
         start = np.empty_like(end)
         start[:1] = 0
         start[1:] = end[:-1]
-        t = rows.t
-        prev_t = np.empty_like(t)
-        next_t = np.empty_like(t)
-        prev_t[1:] = t[:-1]
-        next_t[:-1] = t[1:]
-        # a thing's first record follows the last pruned one, and the next release after its
-        # last record has a time ≥ the watermark ≥ that record's
-        some = end > start
-        first = start[some]
-        prev_t[first] = head_prev_t[rows.thing[first]]
-        next_t[end[some] - 1] = np.inf
-        return cls(rows, local, start, end, keys, prev_t, next_t, fresh, *watermarks)
+        return cls(rows, local, start, end, keys, head, fresh, *watermarks)
+
+    @property
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """What the emission kernels read of this side, in their order."""
+        return (
+            self.keys, self.rows.t, self.local, self.fresh, self.start, self.end, self.head,
+            self.wm_before, self.wm_now,
+        )  # fmt: skip
 
 
 def newly_certain_pairs(
@@ -79,15 +76,8 @@ def newly_certain_pairs(
     """
     if len(sl.keys) == 0 or len(sr.keys) == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    left = _pairs_of_left(
-        sl.keys, sr.keys, sl.rows.t, sl.local, sl.fresh, sl.prev_t, sl.next_t, sl.wm_before,
-        sl.wm_now, sr.rows.t, sr.fresh, sr.prev_t, sr.start, sr.end, sr.wm_before, sr.wm_now,
-        tolerance_ms,
-    )  # fmt: skip
-    right = _pairs_of_right(
-        sl.keys, sr.keys, sl.rows.t, sl.fresh, sl.prev_t, sl.start, sl.end, sl.wm_before,
-        sl.wm_now, sr.rows.t, sr.local, sr.fresh, sr.prev_t, sr.next_t, tolerance_ms,
-    )  # fmt: skip
+    left = _pairs_of_left(*sl.columns, *sr.columns, tolerance_ms)
+    right = _pairs_of_right(*sl.columns, *sr.columns, tolerance_ms)
     li = np.concatenate((left[0], left[2], right[0], right[2]))
     ri = np.concatenate((left[1], left[3], right[1], right[3]))
     if len(li) == 0:
@@ -112,10 +102,16 @@ def _advance(keys, key, below, up_to):
     return below, up_to
 
 
-@kernel(I8, I8, F8, I8, B1, F8, F8, F8, F8, F8, B1, F8, I8, I8, F8, F8, FLOAT)
+# two `TailView.columns` and the tolerance; a record's neighbour times in its own series (the
+# time released before it, or the pruned one's; the one after it, or +inf: the next release is
+# at or above the watermark) are read where they are needed, from its thing's bounds and head
+_SIDES = (I8, F8, I8, B1, I8, I8, F8, F8, F8) * 2 + (FLOAT,)
+
+
+@kernel(*_SIDES)
 def _pairs_of_left(
-    kl, kr, lt_, l_local, l_fresh, l_prev_t, l_next_t, l_wm_before, l_wm_now,
-    rt_, r_fresh, r_prev_t, r_start, r_end, r_wm_before, r_wm_now, tolerance,
+    kl, lt_, l_local, l_fresh, l_start, l_end, l_head, l_wm_before, l_wm_now,
+    kr, rt_, r_local, r_fresh, r_start, r_end, r_head, r_wm_before, r_wm_now, tolerance,
 ):  # fmt: skip
     """Generators 0 and 1 in one pass over l: the pairs (l, r) of r = next_R(l), then those of
     r = prev_R(l) where r = next_R(l) does not hold (l and r indices, two of each).
@@ -131,22 +127,20 @@ def _pairs_of_left(
         below, up_to = _advance(kr, kl[i], below, up_to)
         thing, lt = l_local[i], lt_[i]
         r = below  # l's next R, if in its thing
-        if (
-            r < r_end[thing]
-            and r_prev_t[r] < lt
-            and (l_fresh[i] or r_fresh[r])
-            and abs(lt - rt_[r]) <= tolerance
-        ):
-            out[0, n0], out[1, n0] = i, r
-            n0 += 1
+        if r < r_end[thing]:
+            r_before = rt_[r - 1] if r > r_start[thing] else r_head[thing]
+            if r_before < lt and (l_fresh[i] or r_fresh[r]) and abs(lt - rt_[r]) <= tolerance:
+                out[0, n0], out[1, n0] = i, r
+                n0 += 1
         r = up_to - 1  # l's previous R, if in its thing
         if r < r_start[thing]:
             continue
         rt = rt_[r]
-        if rt == lt and r_prev_t[r] < lt:  # r = next_R(l): generator 0's
-            continue
-        via_next = l_prev_t[i] < rt  # l = next_L(r)
-        via_prev = rt == lt and l_next_t[i] > lt  # l = prev_L(r)
+        if rt == lt and (rt_[r - 1] if r > r_start[thing] else r_head[thing]) < lt:
+            continue  # r = next_R(l): generator 0's
+        l_before = lt_[i - 1] if i > l_start[thing] else l_head[thing]
+        via_next = l_before < rt  # l = next_L(r)
+        via_prev = rt == lt and (lt_[i + 1] if i + 1 < l_end[thing] else np.inf) > lt
         now = via_next or r_wm_now[thing] > lt or (via_prev and l_wm_now[thing] > lt)
         before = via_next or r_wm_before[thing] > lt or (via_prev and l_wm_before[thing] > lt)
         if now and (l_fresh[i] or r_fresh[r] or not before) and abs(lt - rt) <= tolerance:
@@ -155,10 +149,10 @@ def _pairs_of_left(
     return out[0, :n0], out[1, :n0], out[2, :n1], out[3, :n1]
 
 
-@kernel(I8, I8, F8, B1, F8, I8, I8, F8, F8, F8, I8, B1, F8, F8, FLOAT)
+@kernel(*_SIDES)
 def _pairs_of_right(
-    kl, kr, lt_, l_fresh, l_prev_t, l_start, l_end, l_wm_before, l_wm_now,
-    rt_, r_local, r_fresh, r_prev_t, r_next_t, tolerance,
+    kl, lt_, l_local, l_fresh, l_start, l_end, l_head, l_wm_before, l_wm_now,
+    kr, rt_, r_local, r_fresh, r_start, r_end, r_head, r_wm_before, r_wm_now, tolerance,
 ):  # fmt: skip
     """Generators 2 and 3 in one pass over r: the pairs (l, r) of l = next_L(r), then those of
     l = prev_L(r), each where no relation of an earlier generator holds.
@@ -174,13 +168,15 @@ def _pairs_of_right(
     for j in range(len(kr)):
         below, up_to = _advance(kl, kr[j], below, up_to)
         thing, rt = r_local[j], rt_[j]
+        r_before = rt_[j - 1] if j > r_start[thing] else r_head[thing]
+        r_after = rt_[j + 1] if j + 1 < r_end[thing] else np.inf
         li = below  # r's next L, if in its thing
         if li < l_end[thing]:
             lt = lt_[li]
             if (
-                r_next_t[j] <= lt
-                and l_prev_t[li] < rt
-                and not (lt == rt and r_prev_t[j] < lt)
+                r_after <= lt
+                and (lt_[li - 1] if li > l_start[thing] else l_head[thing]) < rt
+                and not (lt == rt and r_before < lt)
                 and (l_fresh[li] or r_fresh[j])
                 and abs(lt - rt) <= tolerance
             ):
@@ -190,9 +186,10 @@ def _pairs_of_right(
         if li < l_start[thing] or not l_wm_now[thing] > rt:
             continue
         lt = lt_[li]
+        l_before = lt_[li - 1] if li > l_start[thing] else l_head[thing]
         if (
-            r_prev_t[j] >= lt
-            and not (lt == rt and (r_next_t[j] > lt or l_prev_t[li] < lt))
+            r_before >= lt
+            and not (lt == rt and (r_after > lt or l_before < lt))
             and (l_fresh[li] or r_fresh[j] or not l_wm_before[thing] > rt)
             and abs(lt - rt) <= tolerance
         ):
