@@ -94,6 +94,17 @@ def test_merged_from_equals_a_stable_sort_by_thing(a: Rows, b: Rows) -> None:
     assert merged.thing[at].tolist() == b.thing.tolist()
 
 
+def test_rows_of_other_number_types_take_the_compiled_loops_types() -> None:
+    rows = Rows(
+        np.array([0, 1], np.int32), np.array([5, 3]), np.array([1.5, 2.5], np.float32),
+        np.array([7, 8], np.int16),
+    )  # fmt: skip
+    assert [c.dtype for c in rows.columns] == [np.int64, np.float64, np.float64, np.int64]
+    merged = Rows(np.array([0]), np.array([1.0]), np.array([0.5]), np.array([9])).merged(rows)
+    assert merged.pos.tolist() == [9, 7, 8]  # thing 0: the first set's row first
+    assert rows.take(np.array([1, 0])).t.tolist() == [3.0, 5.0]
+
+
 def test_take_with_a_mask_equals_take_at_its_positions() -> None:
     rows = Rows(np.array([0, 0, 1, 2]), np.arange(4.0), np.arange(4.0) * 2, np.arange(4))
     mask = np.array([True, False, False, True])

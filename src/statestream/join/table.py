@@ -19,16 +19,24 @@ from statestream.join.series import SeriesState
 
 _F8 = np.float64
 _I8 = np.int64
+_COLUMN_TYPES = (("thing", _I8), ("t", _F8), ("v", _F8), ("pos", _I8))
 
 
 @dataclass(frozen=True)
 class Rows:
-    """Records of many things as columns: thing code, time, value, position."""
+    """Records of many things as columns: thing code, time, value, position (int64, float64,
+    float64, int64: the compiled loops take these types; others are converted)."""
 
     thing: np.ndarray
     t: np.ndarray
     v: np.ndarray
     pos: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name, dtype in _COLUMN_TYPES:
+            column = getattr(self, name)
+            if column.dtype != dtype:
+                object.__setattr__(self, name, column.astype(dtype))
 
     @classmethod
     def empty(cls) -> Rows:
