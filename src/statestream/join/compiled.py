@@ -2,9 +2,11 @@
 module is imported, and keeps the machine code on disk (`__pycache__`), so a process loads it
 in milliseconds and no call waits for a compiler.
 
-    >>> add = kernel(F8, F8)(lambda a, b: a + b)
-    >>> add(np.ones(2), np.ones(2)).tolist()
-    [2.0, 2.0]
+    >>> from statestream.join.table import _taken  # a kernel(I8, F8, F8, I8, I8): rows at index
+    >>> thing, t, v, pos = _taken(np.array([4, 5]), np.array([0.5, 1.5]), np.zeros(2),
+    ...                           np.arange(2), np.array([1, 1]))
+    >>> thing.tolist(), t.tolist()
+    ([5, 5], [1.5, 1.5])
 """
 
 from __future__ import annotations
@@ -19,9 +21,8 @@ F8 = types.float64[:]
 B1 = types.boolean[:]
 FLOAT = types.float64
 INT = types.int64
-BOOL = types.boolean
 
-__all__ = ["B1", "BOOL", "F8", "FLOAT", "I8", "INT", "kernel", "np", "step"]
+__all__ = ["B1", "F8", "FLOAT", "I8", "INT", "kernel", "np", "step"]
 
 
 def step(function: Callable) -> Callable:
