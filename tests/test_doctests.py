@@ -29,6 +29,7 @@ MODULES = [
     "statestream.join.codec",
     "statestream.join.compiled",
     "statestream.join.engine",
+    "statestream.join.keys",
     "statestream.join.router",
     "statestream.join.spec",
     "statestream.join.things",

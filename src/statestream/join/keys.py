@@ -2,10 +2,10 @@
 
 Things are small integer codes. `group_order` puts records in thing order (a stable radix sort);
 `TimeKeys` maps (thing, time) to one int64 that orders exactly like the pair, so that a sorted
-column of many things' times can be searched and merged with numpy's one-column functions.
+column of many things' times can be sorted, merged and walked as one column.
 
     >>> keys = TimeKeys([np.array([1.5, 2.0, 7.0])], things=2)
-    >>> a = keys(np.array([0, 0, 1]), np.array([7.0, 1.5, 1.5]))
+    >>> a = keys.stored(np.array([0, 0, 1]), np.array([7.0, 1.5, 1.5]))
     >>> bool(a[1] < a[0] < a[2])
     True
 """
@@ -108,9 +108,9 @@ def _ordered_bits(t: np.ndarray) -> np.ndarray:
 class TimeKeys:
     """int64 keys ordered like (thing, time), for the times of one step.
 
-    `times` are the finite times the step holds; the key of any other time (a watermark, ±inf)
-    falls between them in the same order, or just below or above all of them in its thing, so
-    `searchsorted` with it is exact. The key is thing · span + an offset of the time: twice its
+    `times` are the finite times the step holds, and only those get keys (`stored`); each mode
+    leaves room between and around them (even offsets, 0 and span − 1), so keys of two things
+    never meet. The key is thing · span + an offset of the time: twice its
     distance from the smallest time when all times are whole numbers (epoch milliseconds), else
     its distance among the float64 bit patterns, else (times spread too far for either) twice its
     position among the step's distinct times.
@@ -154,24 +154,6 @@ class TimeKeys:
         if self._mode == "unique":
             return base + 2 * np.searchsorted(self._unique, t, side="left") + 1
         return base + (_ordered_bits(t) - (self._lo - 1))
-
-    def __call__(self, things: np.ndarray, t: np.ndarray) -> np.ndarray:
-        if self.local is not None:
-            things = self.local.take(things)
-        base = things.astype(_I8) * np.int64(self.span)
-        if self._mode == "whole":  # time t → 2 (t − low) + 1; between two whole numbers → even
-            clipped = np.clip(t, self.low - 1.0, self.high + 1.0)
-            floor = np.floor(clipped)
-            offset = (2.0 * (floor - self.low) + 1.0 + (clipped > floor)).astype(_I8)
-            return base + np.clip(offset, 0, self.span - 1)
-        if self._mode == "unique":  # member i → 2i + 1; between members i − 1 and i → 2i
-            u = self._unique
-            return base + np.searchsorted(u, t, side="left") + np.searchsorted(u, t, side="right")
-        clipped = np.clip(t, self.low, self.high)
-        offset = _ordered_bits(clipped) - self._lo + 1
-        offset[t < self.low] = 0
-        offset[t > self.high] = self.span - 1
-        return base + offset
 
     @property
     def sums_order(self) -> bool:

@@ -2,8 +2,8 @@
 
 Each function does for the rows of every thing of a `SeriesTable` what its `SeriesState` or
 `ComplementJoin` counterpart does for one thing: classification and pruning in compiled passes
-over the things' rows (`compiled`), the rest with numpy operations over (thing, time):
-`searchsorted` on `TimeKeys`, and stable sorts that only merge sorted runs.
+over the things' rows (`compiled`), the rest with numpy operations over (thing, time) keys
+(`TimeKeys`): stable sorts that only merge sorted runs.
 """
 
 from __future__ import annotations
