@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from statestream.join.compiled import F8, I8, kernel
 from statestream.join.engine import (
     MAX_PIECE,
     ComplementJoin,
@@ -251,8 +252,23 @@ def _pairs(
     spec: JoinSpec, left: Rows, right: Rows, li: np.ndarray, ri: np.ndarray
 ) -> tuple[JoinedPairs, np.ndarray]:
     """The pairs of tail rows (li, ri), and their things."""
-    left, right = left.take(li), right.take(ri)
+    thing, *columns = _gathered_pairs(*left.columns, *right.columns[1:], li, ri)
+    left_t, left_v, left_pos, right_t, right_v, right_pos = columns
     with np.errstate(all="ignore"):
-        result = np.asarray(spec.result_function(left.v, right.v), dtype=np.float64)
-    pairs = JoinedPairs(left.t, left.v, left.pos, right.t, right.v, right.pos, result)
-    return pairs, left.thing
+        result = np.asarray(spec.result_function(left_v, right_v), dtype=np.float64)
+    return JoinedPairs(left_t, left_v, left_pos, right_t, right_v, right_pos, result), thing
+
+
+@kernel(I8, F8, F8, I8, F8, F8, I8, I8, I8)
+def _gathered_pairs(l_thing, l_t, l_v, l_pos, r_t, r_v, r_pos, li, ri):
+    """The thing, then the left and right time, value and position of the pairs (li, ri) of
+    tail rows: the seven columns in one pass (not a row's other columns)."""
+    n = len(li)
+    thing, left_pos, right_pos = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    left_t, left_v = np.empty(n, np.float64), np.empty(n, np.float64)
+    right_t, right_v = np.empty(n, np.float64), np.empty(n, np.float64)
+    for k in range(n):
+        i, j = li[k], ri[k]
+        thing[k], left_t[k], left_v[k], left_pos[k] = l_thing[i], l_t[i], l_v[i], l_pos[i]
+        right_t[k], right_v[k], right_pos[k] = r_t[j], r_v[j], r_pos[j]
+    return thing, left_t, left_v, left_pos, right_t, right_v, right_pos
