@@ -249,8 +249,9 @@ def test_charts_receive_new_points_while_records_flow(dashboard: Dashboard, brow
                 )
             producer.flush(10)
             produced.append(t)
-            page.wait_for_function(
-                "([thing, n]) => window.statestreamDashboard.pointCount(thing, '0.result') >= n",
+            page.wait_for_function(  # speed and power come from two topics, in either order
+                "([thing, n]) => ['0.left', '0.result'].every("
+                "(chart) => window.statestreamDashboard.pointCount(thing, chart) >= n)",
                 arg=[LIVE_THING, len(COMPONENTS) * (r + 1)],
                 timeout=20_000,
             )
