@@ -29,7 +29,7 @@ def test_a_stop_signal_interrupts_as_ctrl_c_does(handlers: None, signum: int) ->
     _stop_on(signal.SIGTERM, signal.SIGHUP)
     with pytest.raises(KeyboardInterrupt):
         os.kill(os.getpid(), signum)
-        signal.sigtimedwait([], 1.0)  # the handler runs before this returns (it never does)
+        signal.sigtimedwait([], 1.0)  # if not at once, the handler raises during this wait
 
 
 def test_during_the_orderly_stop_both_signals_are_ignored(handlers: None) -> None:
