@@ -29,7 +29,6 @@ from statestream.join import (
     restore_state,
 )
 from statestream.join import engine as engine_module
-from statestream.join import keys as keys_module
 from statestream.join import things as things_module
 from statestream.testing import blocks_of_five
 from tests.join._reference import PerThingRouter
@@ -211,16 +210,12 @@ def test_many_things_equal_one_engine_per_thing(case, restore: bool, finish: boo
 
 
 @settings(PROPERTY, max_examples=150)
-@given(cases(), st.sampled_from(["distinct times", "small pieces"]))
-def test_the_rarer_paths_equal_one_engine_per_thing(case, path: str) -> None:
-    """Keys by rank among the distinct times (times too spread for the others), and things with
-    more records in one call than one piece (their own `ComplementJoin`)."""
+@given(cases())
+def test_things_with_more_records_than_a_piece_equal_one_engine_per_thing(case) -> None:
+    """Things with more records in one call than one piece: their own `ComplementJoin`."""
     with ExitStack() as stack:
-        if path == "distinct times":
-            stack.enter_context(mock.patch.object(keys_module, "_KEY_LIMIT", 0))
-        else:
-            for module in (engine_module, things_module):
-                stack.enter_context(mock.patch.object(module, "MAX_PIECE", 4))
+        for module in (engine_module, things_module):
+            stack.enter_context(mock.patch.object(module, "MAX_PIECE", 4))
         _run(*case, restore=False, finish=True)
 
 

@@ -1,18 +1,15 @@
-"""Orders over (thing, time) for the engine of many things, without a Python loop per thing.
+"""Records grouped by thing for the engine of many things, without a Python loop per thing.
 
-Things are small integer codes. `group_order` puts records in thing order (a stable radix sort);
-`TimeKeys` maps (thing, time) to one int64 that orders exactly like the pair, so that a sorted
-column of many things' times can be sorted, merged and walked as one column.
+Things are small integer codes. `Groups.of` puts records in thing order, stably (by counting,
+or by `group_order`, a radix sort, for codes spread far), with each group's code, start and size.
 
-    >>> keys = TimeKeys([np.array([1.5, 2.0, 7.0])], things=2)
-    >>> a = keys.stored(np.array([0, 0, 1]), np.array([7.0, 1.5, 1.5]))
-    >>> bool(a[1] < a[0] < a[2])
-    True
+    >>> groups = Groups.of(np.array([3, 1, 3, 1, 2]))
+    >>> groups.order.tolist(), groups.codes.tolist(), groups.sizes.tolist()
+    ([1, 3, 4, 0, 2], [1, 2, 3], [2, 1, 2])
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,8 +17,6 @@ import numpy as np
 from statestream.join.compiled import I8, kernel
 
 _I8 = np.int64
-_LOW_63 = np.int64(0x7FFF_FFFF_FFFF_FFFF)
-_KEY_LIMIT = 1 << 62
 
 
 def group_order(codes: np.ndarray) -> np.ndarray:
@@ -97,76 +92,3 @@ def _counted_groups(codes):
 def segment_bounds(things: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Start and end of each code's run in `things`, a column sorted by thing."""
     return np.searchsorted(things, codes, side="left"), np.searchsorted(things, codes, side="right")
-
-
-def _ordered_bits(t: np.ndarray) -> np.ndarray:
-    """An int64 per float that orders like the floats (-0.0 counted as 0.0; no NaN)."""
-    bits = (t + 0.0).view(_I8)
-    return np.where(bits < 0, bits ^ _LOW_63, bits)
-
-
-class TimeKeys:
-    """int64 keys ordered like (thing, time), for the times of one step.
-
-    `times` are the finite times the step holds, and only those get keys (`stored`); each mode
-    leaves room between and around them (even offsets, 0 and span − 1), so keys of two things
-    never meet. The key is thing · span + an offset of the time: twice its
-    distance from the smallest time when all times are whole numbers (epoch milliseconds), else
-    its distance among the float64 bit patterns, else (times spread too far for either) twice its
-    position among the step's distinct times.
-    """
-
-    def __init__(
-        self, times: Sequence[np.ndarray], things: int, local: np.ndarray | None = None
-    ) -> None:
-        self.local = local  # maps the codes given to keys to 0 … things − 1, if not already
-        finite = [t if np.isfinite(t).all() else t[np.isfinite(t)] for t in times]
-        lows = [float(t.min()) for t in finite if len(t)]
-        highs = [float(t.max()) for t in finite if len(t)]
-        self.low, self.high = (min(lows), max(highs)) if lows else (0.0, 0.0)
-        self._mode = "whole"
-        self.span = 2 * int(self.high - self.low) + 3
-        small = max(abs(self.low), abs(self.high)) < 2.0**51  # t ± 1 and 2 t exact
-        whole = small and all(np.array_equal(np.floor(t), t) for t in finite)
-        if not whole or max(things, 1) * self.span >= _KEY_LIMIT:
-            self._mode = "bits"
-            lo, hi = (int(b) for b in _ordered_bits(np.array([self.low, self.high])))
-            self._lo = np.int64(lo)
-            self.span = hi - lo + 3  # 1 … hi − lo + 1 for the times, 0 below, span − 1 above
-        if max(things, 1) * self.span >= _KEY_LIMIT:
-            self._mode = "unique"
-            self._unique = np.unique(np.concatenate(finite)) if finite else np.empty(0)
-            self.span = 2 * len(self._unique) + 1
-
-    def stored(self, things: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """Keys of times that were among those given (a shorter way to the same keys)."""
-        return self.stored_local(things if self.local is None else self.local.take(things), t)
-
-    def stored_local(self, local: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """`stored` for things given as their local index (0 … things − 1)."""
-        base = np.multiply(local, np.int64(self.span), dtype=_I8)
-        if self._mode == "whole":
-            offset = t - self.low
-            offset *= 2.0
-            offset += 1.0
-            base += offset.astype(_I8)
-            return base
-        if self._mode == "unique":
-            return base + 2 * np.searchsorted(self._unique, t, side="left") + 1
-        return base + (_ordered_bits(t) - (self._lo - 1))
-
-    @property
-    def sums_order(self) -> bool:
-        """Whether two stored keys of one thing add up to an int64 that orders like (thing, the
-        sum of their times): true for whole-number times (2 thing · span + 2 (t + u − 2 low) + 2,
-        an offset below 2 span), not for the other modes."""
-        return self._mode == "whole"
-
-    def order_of_sums(self, things: np.ndarray, total: np.ndarray) -> np.ndarray:
-        """The stable order by (thing, total) of sums of two stored times (things: 0 … n − 1)."""
-        if self._mode == "whole":  # the sums are whole numbers too, 2 low … 2 high
-            span = np.int64(2 * int(self.high - self.low) + 1)
-            keys = things * span + (total - 2.0 * self.low).astype(_I8)
-        else:
-            keys = TimeKeys([total], int(things.max()) + 1).stored(things, total)
-        return np.argsort(keys, kind="stable")

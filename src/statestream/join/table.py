@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from statestream.join.compiled import B1, F8, I8, kernel
+from statestream.join.compiled import F8, I8, kernel
 from statestream.join.keys import segment_bounds
 from statestream.join.series import SeriesState
 
@@ -80,11 +80,6 @@ class Rows:
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return self.thing, self.t, self.v, self.pos
 
-    def split(self, marked: np.ndarray) -> tuple[Rows, Rows]:
-        """The rows whose thing is marked (a mask by code), and the others; in their order."""
-        columns = _split_by_thing(marked, *self.columns)
-        return Rows(*columns[:4]), Rows(*columns[4:])
-
 
 def _grow(array: np.ndarray, size: int, fill: float | bool) -> np.ndarray:
     if len(array) >= size:
@@ -115,30 +110,6 @@ class SeriesTable:
     @property
     def size(self) -> int:
         return len(self.tail) + len(self.pending)
-
-    def watermark(self, codes: np.ndarray, disorder_ms: float) -> np.ndarray:
-        """Per thing: the largest time seen minus the disorder; +inf once finished."""
-        return np.where(self.finished[codes], np.inf, self.max_t[codes] - disorder_ms)
-
-    def watermark_of(self, things: np.ndarray, disorder_ms: float) -> np.ndarray:
-        """`watermark` of each row's thing: computed per thing, then looked up once per row."""
-        if len(things) < len(self.max_t):
-            return self.watermark(things, disorder_ms)
-        return np.where(self.finished, np.inf, self.max_t - disorder_ms).take(things)
-
-    def split(self, touched: np.ndarray) -> SeriesTable:
-        """Keep only the rows of the things marked in `touched` (a mask by code); return the
-        others as a table that shares the per-thing arrays, for `join` to put back."""
-        parts = [rows.split(touched) for rows in (self.tail, self.pending)]
-        (self.tail, rest_tail), (self.pending, rest_pending) = parts[0], parts[1]
-        return SeriesTable(
-            rest_tail, rest_pending, self.head_prev_t, self.n_released, self.max_t, self.finished
-        )
-
-    def join(self, rest: SeriesTable) -> None:
-        """Put back the rows `split` moved out."""
-        self.tail = rest.tail.merged(self.tail)
-        self.pending = rest.pending.merged(self.pending)
 
     def state(self, code: int) -> SeriesState:
         """The `SeriesState` of one thing (copies)."""
@@ -219,28 +190,3 @@ def _merged_by_thing(a_thing, a_t, a_v, a_pos, b_thing, b_t, b_v, b_pos):
             thing[k], t[k], v[k], pos[k], theirs[k] = b_thing[j], b_t[j], b_v[j], b_pos[j], True
             j += 1
     return thing, t, v, pos, theirs
-
-
-@kernel(B1, I8, F8, F8, I8)
-def _split_by_thing(marked, thing, t, v, pos):
-    """The columns of the rows whose thing is marked, then of the others (the input itself and
-    empty columns when all are marked)."""
-    n = len(thing)
-    count = 0
-    for k in range(n):
-        count += marked[thing[k]]
-    if count == n:
-        return thing, t, v, pos, thing[:0], t[:0], v[:0], pos[:0]
-    in_thing, in_t = np.empty(count, np.int64), np.empty(count, np.float64)
-    in_v, in_pos = np.empty(count, np.float64), np.empty(count, np.int64)
-    out_thing, out_t = np.empty(n - count, np.int64), np.empty(n - count, np.float64)
-    out_v, out_pos = np.empty(n - count, np.float64), np.empty(n - count, np.int64)
-    i = j = 0
-    for k in range(n):
-        if marked[thing[k]]:
-            in_thing[i], in_t[i], in_v[i], in_pos[i] = thing[k], t[k], v[k], pos[k]
-            i += 1
-        else:
-            out_thing[j], out_t[j], out_v[j], out_pos[j] = thing[k], t[k], v[k], pos[k]
-            j += 1
-    return in_thing, in_t, in_v, in_pos, out_thing, out_t, out_v, out_pos

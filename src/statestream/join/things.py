@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from statestream.join.compiled import F8, I8, kernel
 from statestream.join.engine import (
     MAX_PIECE,
     ComplementJoin,
@@ -32,11 +31,10 @@ from statestream.join.engine import (
     SeriesBatch,
     SeriesVerdicts,
 )
-from statestream.join.keys import Groups, TimeKeys
+from statestream.join.keys import Groups
 from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows, SeriesTable
-from statestream.join.things_emission import TailView, newly_certain_pairs
-from statestream.join.things_series import ingest, prune, release
+from statestream.join.things_pass import stepped
 
 _I8 = np.int64
 _F8 = np.float64
@@ -64,7 +62,7 @@ class ThingsJoin:
         self.left = SeriesTable()
         self.right = SeriesTable()
         self.known = np.zeros(0, dtype=bool)  # things with a state here, by code
-        self._local = np.zeros(0, dtype=_I8)
+        self._buffers = _Buffers()
 
     @property
     def state_size(self) -> int:
@@ -76,7 +74,6 @@ class ThingsJoin:
         if len(self.known) < things:
             size = max(things, 2 * len(self.known))
             self.known = np.concatenate((self.known, np.zeros(size - len(self.known), bool)))
-            self._local = np.zeros(size, dtype=_I8)
         self.left.reserve(things)
         self.right.reserve(things)
 
@@ -160,52 +157,103 @@ class ThingsJoin:
 
     def _step(self, left, right, groups, touched, finish, out, index) -> None:
         """All `touched` things at once; `index` maps the rows given to the caller's rows."""
-        spec, disorder = self.spec, self.spec.disorder_ms
-        mask = np.zeros(len(self.known), dtype=bool)
-        mask[touched] = True
-        rest = (self.left.split(mask), self.right.split(mask))
-        self._local[touched] = np.arange(len(touched))
-        times = [left.t, right.t]
-        for table in (self.left, self.right):
-            times += [table.tail.t, table.pending.t]
-        keys = TimeKeys(times, len(touched), self._local)
-        before = (self.left.watermark(touched, disorder), self.right.watermark(touched, disorder))
-        verdicts = [
-            ingest(table, side, rows, g, spec, keys)
+        spec, tables = self.spec, (self.left, self.right)
+        sides = [
+            _side(table, rows, g, spec.accepts(side, rows.v))
             for table, side, rows, g in zip(
-                (self.left, self.right), ("left", "right"), (left, right), groups, strict=True
+                tables, ("left", "right"), (left, right), groups, strict=True
             )
         ]
+        buffers = self._buffers.for_step(tables, (left, right))
+        *series, pairs = stepped(
+            touched, finish, spec.disorder_ms, spec.tolerance_ms, *sides, buffers
+        )
+        for table, (tail, pending), (_, _, tail_size, pending_size) in zip(
+            tables, buffers[4:6], series, strict=True
+        ):
+            table.tail = Rows(*(c[:tail_size] for c in tail))
+            table.pending = Rows(*(c[:pending_size] for c in pending))
         everything = slice(None)
         out.add_verdicts(
             index[0] if index else everything,
-            verdicts[0],
+            SeriesVerdicts(*series[0][:2]),
             index[1] if index else everything,
-            verdicts[1],
+            SeriesVerdicts(*series[1][:2]),
         )
-        if finish:
-            self.left.finished[touched] = self.right.finished[touched] = True
-        fresh = (release(self.left, disorder), release(self.right, disorder))
-        now = (self.left.watermark(touched, disorder), self.right.watermark(touched, disorder))
-        local = [self._local.take(table.tail.thing) for table in (self.left, self.right)]
-        sides = [
-            TailView.of(
-                table.tail,
-                mine,
-                keys.stored_local(mine, table.tail.t),
-                new,
-                table.head_prev_t.take(touched),
-                (wm_before, wm_now),
-            )
-            for table, mine, new, wm_before, wm_now in zip(
-                (self.left, self.right), local, fresh, before, now, strict=True
-            )
-        ]
-        li, ri = newly_certain_pairs(sides[0], sides[1], keys, spec.tolerance_ms)
-        out.add_pairs(*_pairs(spec, self.left.tail, self.right.tail, li, ri))
-        prune(self.left, self.right, (sides[0], sides[1]), touched, now)
-        self.left.join(rest[0])
-        self.right.join(rest[1])
+        thing, *columns = pairs
+        out.add_pairs(_joined(spec, *columns), thing)
+
+
+def _side(table: SeriesTable, rows: Rows, groups: Groups, accepted: np.ndarray) -> tuple:
+    """One series as `things_pass.stepped` takes it: its records (arrival order) with their
+    groups and validity (`accepted`: values the result function takes), its state."""
+    return (
+        (groups.order, groups.codes, groups.starts, groups.sizes),
+        (rows.t, rows.v, rows.pos, np.isfinite(rows.t) & accepted),
+        table.tail.columns,
+        table.pending.columns,
+        (table.head_prev_t, table.n_released, table.max_t, table.finished),
+    )
+
+
+class _Buffers:
+    """The arrays `things_pass.stepped` writes into, kept from step to step: so that a step
+    does not take fresh memory from the system (a page fault per 4 kB touched) for its state
+    and scratch. Each series' state alternates between two sets of columns (the step reads one
+    and writes the other); the rest grows as needed and is only touched as far as used."""
+
+    def __init__(self) -> None:
+        empty = (_rows(0), _rows(0))  # tail and pending columns
+        self._states = [[empty, empty], [empty, empty]]  # per series, two sets
+        self._spare = [0, 0]
+        self._pairs = np.empty(0, _I8), np.empty(0, _I8), np.empty(0, _I8), np.empty(0, _I8)
+        self._sorting = [_scratch(0), _scratch(0)]
+        self._batches = [_batch(0), _batch(0)]
+
+    def for_step(self, tables, batches) -> tuple:
+        rows = [len(t.tail) + len(t.pending) + len(b) for t, b in zip(tables, batches, strict=True)]
+        states = []
+        for side, (table, batch) in enumerate(zip(tables, batches, strict=True)):
+            spare = self._spare[side]
+            tail, pending = self._states[side][spare]
+            if len(tail[0]) < rows[side] or len(pending[0]) < len(table.pending) + len(batch):
+                self._states[side][spare] = tail, pending = (
+                    _rows(_grown(rows[side])),
+                    _rows(_grown(len(table.pending) + len(batch))),
+                )
+            self._spare[side] = 1 - spare
+            states.append((tail, pending))
+            if len(self._sorting[side][0]) < rows[side]:
+                self._sorting[side] = _scratch(_grown(rows[side]))
+            if len(self._batches[side][0]) < len(batch):
+                self._batches[side] = _batch(_grown(len(batch)))
+        bound = 2 * sum(rows)  # a thing has at most two pairs per tail record
+        if len(self._pairs[0]) < bound:
+            self._pairs = tuple(np.empty(_grown(bound), _I8) for _ in range(4))
+        return (*self._pairs, *states, *self._sorting, *self._batches)
+
+
+def _grown(size: int) -> int:
+    return max(1024, size + size // 2)
+
+
+def _rows(size: int) -> tuple[np.ndarray, ...]:
+    return np.empty(size, _I8), np.empty(size, _F8), np.empty(size, _F8), np.empty(size, _I8)
+
+
+def _batch(size: int) -> tuple[np.ndarray, ...]:
+    """Room for a series' records in thing order: t, v, pos, validity, verdict, watermark."""
+    return (
+        np.empty(size, _F8), np.empty(size, _F8), np.empty(size, _I8), np.empty(size, bool),
+        np.empty(size, np.int8), np.empty(size, _F8),
+    )  # fmt: skip
+
+
+def _scratch(size: int) -> tuple[np.ndarray, ...]:
+    return (
+        np.empty(size, _F8), np.empty(size, _F8), np.empty(size, _I8), np.empty(size, _I8),
+        np.empty(size, _I8),
+    )  # fmt: skip
 
 
 class _Output:
@@ -228,8 +276,8 @@ class _Output:
 
     def result(self, spec: JoinSpec) -> ThingsStep:
         if not self.pairs:
-            empty = np.empty(0, dtype=_I8)
-            self.add_pairs(*_pairs(spec, Rows.empty(), Rows.empty(), empty, empty))
+            i8, f8 = np.empty(0, dtype=_I8), np.empty(0, dtype=_F8)
+            self.add_pairs(_joined(spec, f8, f8, i8, f8, f8, i8), i8)
         if len(self.pairs) == 1:
             pairs, things = self.pairs[0], self.things[0]
         else:  # pieces of different things: put them in thing order, each thing's kept together
@@ -248,27 +296,8 @@ class _Output:
 _PAIR_FIELDS = ("left_t", "left_v", "left_pos", "right_t", "right_v", "right_pos", "result")
 
 
-def _pairs(
-    spec: JoinSpec, left: Rows, right: Rows, li: np.ndarray, ri: np.ndarray
-) -> tuple[JoinedPairs, np.ndarray]:
-    """The pairs of tail rows (li, ri), and their things."""
-    thing, *columns = _gathered_pairs(*left.columns, *right.columns[1:], li, ri)
-    left_t, left_v, left_pos, right_t, right_v, right_pos = columns
+def _joined(spec: JoinSpec, left_t, left_v, left_pos, right_t, right_v, right_pos) -> JoinedPairs:
+    """The pairs of these columns, with the spec's result."""
     with np.errstate(all="ignore"):
         result = np.asarray(spec.result_function(left_v, right_v), dtype=np.float64)
-    return JoinedPairs(left_t, left_v, left_pos, right_t, right_v, right_pos, result), thing
-
-
-@kernel(I8, F8, F8, I8, F8, F8, I8, I8, I8)
-def _gathered_pairs(l_thing, l_t, l_v, l_pos, r_t, r_v, r_pos, li, ri):
-    """The thing, then the left and right time, value and position of the pairs (li, ri) of
-    tail rows: the seven columns in one pass (not a row's other columns)."""
-    n = len(li)
-    thing, left_pos, right_pos = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
-    left_t, left_v = np.empty(n, np.float64), np.empty(n, np.float64)
-    right_t, right_v = np.empty(n, np.float64), np.empty(n, np.float64)
-    for k in range(n):
-        i, j = li[k], ri[k]
-        thing[k], left_t[k], left_v[k], left_pos[k] = l_thing[i], l_t[i], l_v[i], l_pos[i]
-        right_t[k], right_v[k], right_pos[k] = r_t[j], r_v[j], r_pos[j]
-    return thing, left_t, left_v, left_pos, right_t, right_v, right_pos
+    return JoinedPairs(left_t, left_v, left_pos, right_t, right_v, right_pos, result)
