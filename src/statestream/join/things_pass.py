@@ -3,14 +3,13 @@
 For each thing, in code order, `stepped` does what `ComplementJoin.process` does: it classifies
 the thing's new records of each series (`SeriesState.classify`), puts the accepted ones in
 pending and releases those at or below the watermark to the end of the tail (`accept`,
-`release`), gathers the newly certain pairs where the thing's engine would emit them
-(`thing_pairs`), and cuts the tails to what a future pair can need (`ComplementJoin._prune`),
-in place. The rows of things without records are copied through. So the state is copied once
-per step and series, and nothing is sorted but the records of a thing that arrived out of order
-or may repeat one.
-
-Each thing's series are stepped by `things_series.side_step`, its pairs found by
-`things_emission.thing_pairs`.
+`release`: `things_series.side_step`), finds the newly certain pairs in the order the thing's
+engine emits them (`things_emission.thing_pairs`) and where its tails can be cut: before what a
+future pair can need (`ComplementJoin._prune`). The rows of things without records are copied
+through. Then the pairs' columns are gathered, at their exact size, and the tails cut in one
+pass. So the state is copied once per step and series, into buffers the caller keeps from step
+to step, and nothing is sorted but the records of a thing that arrived out of order or may
+repeat one.
 """
 
 from __future__ import annotations
@@ -110,6 +109,7 @@ def _compacted(rows, marks, first, end, size):
 
 @step
 def _moved(rows, start, end, to):
+    """Move rows start … end − 1 down to `to`; returns where the next go."""
     if to == start:
         return to + end - start
     for i in range(start, end):
