@@ -1,8 +1,8 @@
-"""The complement join of many things for one join spec, in one pass per series and call.
+"""The complement join of many things for one join spec, in one compiled pass per call.
 
 `ThingsJoin.process` does what `ComplementJoin.process` does for every thing of a batch at once:
-the states of all things are columns (`table.SeriesTable`), and classification, release,
-emission and pruning are segment-wise numpy operations over (thing, time), not a Python loop per
+the states of all things are columns (`table.SeriesTable`), and one compiled pass over the
+things (`things_pass.stepped`) classifies, releases, emits and prunes, not a Python loop per
 thing. Its output and every thing's state equal those of one `ComplementJoin` per thing fed the
 same records (tests/join/test_things.py); a thing with more than `MAX_PIECE` records in one call
 goes through its own `ComplementJoin`, which cuts such a batch into pieces.
@@ -211,6 +211,8 @@ class _Buffers:
         self._batches = [_batch(0), _batch(0)]
 
     def for_step(self, tables, batches) -> tuple:
+        """The buffers for a step of these tables with these batches (`things_pass.BUFFERS`),
+        grown where too small; each series' new state goes to the set its table does not use."""
         rows = [len(t.tail) + len(t.pending) + len(b) for t, b in zip(tables, batches, strict=True)]
         states = []
         for side, (table, batch) in enumerate(zip(tables, batches, strict=True)):
