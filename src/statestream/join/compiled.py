@@ -25,11 +25,8 @@ from numba import njit, types
 
 I8 = types.int64[:]
 F8 = types.float64[:]
-B1 = types.boolean[:]
-FLOAT = types.float64
-INT = types.int64
 
-__all__ = ["B1", "F8", "FLOAT", "I8", "INT", "kernel", "np", "step", "thing_step"]
+__all__ = ["F8", "I8", "kernel", "np", "step", "thing_step"]
 
 
 def step(function: Callable) -> Callable:
