@@ -40,19 +40,13 @@ def side_step(code, finish, disorder, side, out, at, scratch):
     fresh = at[3]
     if finish:
         finished[code] = True
-    kept = (0, 0)
     if repeats:  # or out of order: sort
         rows = ((ta, tail_end), (pa, pending_end))
-        batch = (t, v, first, end, codes)
-        largest, m, k = _merged_pending(code, batch, tail, pending, rows, scratch)
-        kept = (m, k)
-    if largest > max_t[code]:
-        max_t[code] = largest
-    now = np.inf if finished[code] else max_t[code] - disorder
-    if repeats:
-        rows = (pa, pending_end)
-        _put_merged(code, now, (t, v, pos), pending, rows, out, at, scratch, kept)
+        largest, m, k = _merged_pending((t, v, first, end, codes), tail, pending, rows, scratch)
+        now = _raised(code, largest, max_t, finished, disorder)
+        _put_merged(code, now, (t, v, pos), pending, (pa, pending_end), out, at, scratch, (m, k))
     else:  # each accepted record above all before it: pending, then they, in order
+        now = _raised(code, largest, max_t, finished, disorder)
         for j in range(pa, pending_end):
             _put(tail_out, pending_out, at, now, code, pending[1][j], pending[2][j], pending[3][j])
         for i in range(first, end):
@@ -61,6 +55,14 @@ def side_step(code, finish, disorder, side, out, at, scratch):
     n_released[code] += at[3] - fresh
     at[0], at[1] = tail_end, pending_end
     return (start, fresh, at[3]), (before, now)
+
+
+@step
+def _raised(code, largest, max_t, finished, disorder):
+    """Raise the thing's largest time seen to `largest` if above; returns its watermark."""
+    if largest > max_t[code]:
+        max_t[code] = largest
+    return np.inf if finished[code] else max_t[code] - disorder
 
 
 @step
@@ -120,7 +122,7 @@ def _put(tail, pending, at, watermark, code, t, v, pos):
 
 
 @step
-def _merged_pending(code, batch, tail, pending, rows, scratch):
+def _merged_pending(batch, tail, pending, rows, scratch):
     """Mark the thing's accepted records that repeat the time and value of a remembered one
     (tail, pending) or of one before them: among equal records the first is kept, as a stable
     sort by (time, value) of the remembered ones and then the records puts them. Returns the
