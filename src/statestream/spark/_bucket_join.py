@@ -28,6 +28,7 @@ from statestream.join import (
     JoinRouter,
     JoinSpec,
     RoutedSteps,
+    Utf8Names,
 )
 
 PAIR, REJECTED = "pair", "rejected"
@@ -212,17 +213,28 @@ class BucketJoin:
 
 def arrow_coded_names(
     column: pa.Array | pa.ChunkedArray, order: np.ndarray | None = None
-) -> CodedNames:
-    """A string column's values (in `order`, if given) as codes into its distinct names: Arrow
-    finds them, numpy takes the codes by index, the router looks each name up once."""
+) -> CodedNames | Utf8Names:
+    """A string column's values (in `order`, if given) as the router codes them fastest: a few
+    names of one width (a quantity column) as codes into them, found without hashing; others
+    as the column's UTF-8 buffers, which the router looks up in a compiled table."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     coded = _few_equal_width_names(column)
-    if coded is None:
-        encoded = column.dictionary_encode()
-        coded = encoded.indices.to_numpy(), encoded.dictionary.to_pylist()
-    codes, names = coded
-    return CodedNames(codes if order is None else codes.take(order), names)
+    if coded is not None:
+        codes, names = coded
+        return CodedNames(codes if order is None else codes.take(order), names)
+    if column.null_count == 0 and column.type in (pa.string(), pa.large_string()):
+        offset_type = np.int32 if column.type == pa.string() else np.int64
+        _, offsets, data = column.buffers()
+        at = column.offset
+        return Utf8Names(
+            np.frombuffer(offsets, offset_type)[at : at + len(column) + 1],
+            np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8),
+            order,
+        )
+    encoded = column.dictionary_encode()
+    codes = encoded.indices.to_numpy()
+    return CodedNames(codes if order is None else codes.take(order), encoded.dictionary.to_pylist())
 
 
 FEW_NAMES = 8  # at most this many distinct names for `_few_equal_width_names`
