@@ -166,7 +166,9 @@ class JoinRouter:
         created = (list(self._created[0]), list(self._created[1]))
         return RoutedSteps(parts, self._names, created)
 
-    def _sides(self, quantities) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _sides(
+        self, quantities: np.ndarray | CodedNames | Utf8Names
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per spec, which records are of its left and of its right quantity."""
         if isinstance(quantities, CodedNames):  # the sides of each name, then of each record
             records = np.asarray(quantities.codes)
