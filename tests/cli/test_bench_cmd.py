@@ -1,7 +1,14 @@
-"""The table `statestream bench pipeline` prints from its figures."""
+"""The table `statestream bench pipeline` prints from its figures; `bench join`'s switch."""
 
 from __future__ import annotations
 
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
 from rich.console import Console
 
 from statestream.cli.bench_cmd import _pipeline_table
@@ -110,3 +117,23 @@ def test_where_it_ran_and_records_per_core() -> None:
     assert "21,500 (2 cores)" in text
     local = _text(_figures() | {"spark_master": "local[*,4]", "spark_workers": 0})
     assert "local[*,4]" in local and "workers" not in local
+
+
+@pytest.mark.parametrize(("patches", "kept"), [("true", True), ("false", False)])
+def test_bench_join_runs_the_engine_with_the_freed_memory_patch_as_switched(
+    patches: str, kept: bool
+) -> None:
+    """`bench join` runs the engine as Spark's Python workers do: with the freed_memory patch
+    when `spark.patches` is on (this machine's C library is glibc), with malloc as it is off."""
+    arguments = ["bench", "join", "--things", "20", "--records", "2000", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "statestream", *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STATESTREAM_SPARK__PATCHES": patches},
+    )
+    assert done.returncode == 0, done.stderr
+    figures = json.loads(done.stdout)
+    assert figures["freed_memory"] is (kept and platform.libc_ver()[0] == "glibc")
+    assert figures["things"] == 20
+    assert figures["pairs"] > 0

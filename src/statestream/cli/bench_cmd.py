@@ -13,6 +13,7 @@ from rich.table import Table
 
 from statestream.cli._bench import AsJson, benchmark, narrator, print_figures, run_on_spark
 from statestream.cli._common import settings_from
+from statestream.spark.patches import freed_memory
 
 bench_app = typer.Typer(
     help="Benchmarks: figures and ratios against a baseline run in the same process.",
@@ -22,6 +23,7 @@ bench_app = typer.Typer(
 
 @bench_app.command("join")
 def bench_join(
+    ctx: typer.Context,
     records: Annotated[
         int, typer.Option("--records", min=1000, help="Records per input for the engine.")
     ] = 1_000_000,
@@ -40,7 +42,8 @@ def bench_join(
                 "Spread the real sample's records over N things (about records/N each, arriving "
                 "in time order across things) and run only that input. --json then prints one "
                 "flat object: things, records, pairs, seconds, records_per_s, joins_per_s, "
-                "peak_state, baseline_records, baseline_joins_per_s and ratio."
+                "peak_state, baseline_records, baseline_joins_per_s, ratio and freed_memory "
+                "(whether the freed_memory patch was on)."
             ),
         ),
     ] = None,
@@ -51,9 +54,13 @@ def bench_join(
     Inputs: the spec's blocks of five (one thing), and the real sample data's speed ⋈ torque
     cloned into many things (or, with --things N, spread over N things). Prints records/s,
     joins/s (pairs/s), pairs, peak state (records held) and the engine/baseline ratio of joins/s.
+    The engine runs as in Spark's Python workers: with the freed_memory patch where it applies
+    (spark.patches; off: malloc's own thresholds).
     """
     module = benchmark("join_bench")
     say = narrator(as_json)
+    kept = settings_from(ctx).spark.patches and freed_memory.install()
+    say("malloc " + ("keeps freed memory (patch freed_memory)" if kept else "as it is"))
     baseline_records = min(baseline_records, records)
     if things is not None:
         figures = module.run_things(records, baseline_records, things, say)
@@ -62,6 +69,7 @@ def bench_join(
         figures = module.run(records, baseline_records, say)
         sample = figures["sample"]
         rows = [("blocks of 5", figures), (f"sample, {sample['things']} things", sample)]
+    figures["freed_memory"] = kept
     print_figures(figures, as_json, lambda: _join_table(rows), min_width=110)
 
 

@@ -60,7 +60,7 @@ def test_the_switch_off_gives_sparks_own(
     assert options["spark.hadoop.fs.AbstractFileSystem.file.impl"] == RAW_LOCAL_FS
     assert _warnings(caplog) == [
         "statestream: patches python_daemon, python_launcher, grouped_rows, map_state_calls, "
-        "local_fs off: spark.patches is false"
+        "freed_memory, local_fs off: spark.patches is false"
     ]
 
 
@@ -96,6 +96,8 @@ def test_another_major_pyspark_turns_all_off(
         "statestream: patch grouped_rows off: it is installed by the python_daemon patch, "
         "which is off",
         "statestream: patch map_state_calls off: it is installed by the python_daemon patch, "
+        "which is off",
+        "statestream: patch freed_memory off: it is installed by the python_daemon patch, "
         "which is off",
         "statestream: patch local_fs off: written for pyspark 4.x, found 5.0.0",
     ]

@@ -8,6 +8,8 @@
   daemon (only on PySpark 4.1.x, whose row-at-a-time path it replaces);
 - `map_state_calls`: a join call's MapState reads and writes sent to the state server in
   windows, not each after the last one's answer, installed by that daemon (only on 4.1.x);
+- `freed_memory`: Spark's Python workers keep the memory they free for their next batch
+  (glibc's malloc thresholds), installed by that daemon before it forks them;
 - `local_fs`: a local master's checkpoints written through `jvm/local-fs` (driver class path);
 - `bucket_labels`: the jobs' bucket labels, spread evenly by Spark's own hash partitioning.
 
@@ -36,6 +38,7 @@ SWITCHED = (
     "python_launcher",
     "grouped_rows",
     "map_state_calls",
+    "freed_memory",
     "local_fs",
 )  # the patches `spark.patches` turns off
 
@@ -49,6 +52,7 @@ def spark_conf(settings: Settings, *, new_driver: bool = False) -> dict[str, str
     """
     from statestream.spark.patches import (
         bucket_labels,
+        freed_memory,
         grouped_rows,
         local_fs,
         map_state_calls,
@@ -72,9 +76,11 @@ def spark_conf(settings: Settings, *, new_driver: bool = False) -> dict[str, str
         conf |= python_daemon.spark_conf()
         off["grouped_rows"] = grouped_rows.applies()
         off["map_state_calls"] = map_state_calls.applies()
+        off["freed_memory"] = freed_memory.applies()
     else:
         off["grouped_rows"] = "it is installed by the python_daemon patch, which is off"
         off["map_state_calls"] = off["grouped_rows"]
+        off["freed_memory"] = off["grouped_rows"]
     if new_driver and local_fs.for_this_session(settings):
         off["local_fs"] = local_fs.applies(settings)
         if off["local_fs"] is None:

@@ -8,9 +8,10 @@ site-packages), this module (`spark.python.daemon.module`) drops the archives fr
 then runs Spark's own daemon, whose workers it forks.
 
 Before that it installs the `grouped_rows` patch, which hands transformWithStateInPandas
-processors their rows grouped a batch at a time instead of a row at a time, and the
-`map_state_calls` patch, which lets the join's state reads and writes go in windows; the forked
-workers inherit both.
+processors their rows grouped a batch at a time instead of a row at a time, the
+`map_state_calls` patch, which lets the join's state reads and writes go in windows, and the
+`freed_memory` patch, which keeps the memory a batch frees for the next; the forked workers
+inherit all three.
 
 Last, it imports what every worker imports (numpy, pandas, pyarrow, pyspark's worker and its
 stateful serializers, and the join engine with its compiled loops, which a join worker would
@@ -85,18 +86,19 @@ def freeze_preloaded() -> int:
 
 
 def main() -> None:
-    """Run Spark's daemon with the archives off the path, the grouped rows installed and the
-    preloaded modules frozen.
+    """Run Spark's daemon with the archives off the path, the grouped rows, map state calls and
+    freed memory installed and the preloaded modules frozen.
 
     The grouped rows and the map state calls install themselves only on the PySpark they were
-    written for; the driver has said so in its log when they do not
-    (`statestream.spark.patches.spark_conf`).
+    written for, the freed memory only with glibc; the driver has said so in its log when they
+    do not (`statestream.spark.patches.spark_conf`).
     """
     drop_archives_from_path()
-    from statestream.spark.patches import grouped_rows, map_state_calls
+    from statestream.spark.patches import freed_memory, grouped_rows, map_state_calls
 
     grouped_rows.install()
     map_state_calls.install()
+    freed_memory.install()
     freeze_preloaded()
     runpy.run_module("pyspark.daemon", run_name="__main__", alter_sys=True)
 
