@@ -1,10 +1,8 @@
-"""Names given as codes (`CodedNames`) or as UTF-8 bytes (`Utf8Names`) join exactly as names
-given one by one.
+"""Names given as codes (`CodedNames`) join exactly as names given one by one.
 
-The same records through three routers, one fed names, one fed codes into a dictionary in any
-order and with names no record has, one fed the bytes of a buffer that holds the names in
-another order: the same steps, the same codes for the same things, the same pairs by spec and
-the same states.
+The same records through two routers, one fed names, one fed codes into a dictionary in any
+order and with names no record has: the same steps, the same codes for the same things, the same
+pairs by spec and the same states.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statestream.join import CodedNames, JoinRouter, Utf8Names, export_state
+from statestream.join import CodedNames, JoinRouter, export_state
 from statestream.join.names import NameCodes
 from tests.join.test_things import PROPERTY, _columns, assert_same_steps, cases
 
@@ -27,15 +25,6 @@ def _coded(names: np.ndarray, rng: np.random.Generator) -> CodedNames:
     rng.shuffle(dictionary)
     index = {name: k for k, name in enumerate(dictionary)}
     return CodedNames(np.array([index[n] for n in names.tolist()], dtype=np.int32), dictionary)
-
-
-def _utf8(names: np.ndarray, rng: np.random.Generator) -> Utf8Names:
-    """`names` as records of a buffer that holds them shuffled, after a name no record has."""
-    at = rng.permutation(len(names))
-    stored = ["unused"] + [""] * len(names)
-    for k, name in enumerate(names.tolist()):
-        stored[1 + at[k]] = str(name)
-    return Utf8Names.of(stored).take(at + 1)
 
 
 def _same_output(got, expected) -> None:
@@ -55,7 +44,7 @@ def _same_output(got, expected) -> None:
 def test_coded_names_join_as_names(case, seed: int) -> None:
     specs, records, splits = case
     rng = np.random.default_rng(seed)
-    by_name, by_code, by_bytes = JoinRouter(specs), JoinRouter(specs), JoinRouter(specs)
+    by_name, by_code = JoinRouter(specs), JoinRouter(specs)
     start, k = 0, 0
     while start < len(records):
         end = start + splits[k % len(splits)]
@@ -63,15 +52,11 @@ def test_coded_names_join_as_names(case, seed: int) -> None:
         expected = by_name.process(things, quantities, t, v, pos)
         got = by_code.process(_coded(things, rng), _coded(quantities, rng), t, v, pos)
         _same_output(got, expected)
-        got = by_bytes.process(_utf8(things, rng), _utf8(quantities, rng), t, v, pos)
-        _same_output(got, expected)
         start, k = end, k + 1
-    expected = by_name.finish()
-    _same_output(by_code.finish(), expected)
-    _same_output(by_bytes.finish(), expected)
-    states = [(key, export_state(e)) for key, e in by_name.engines.items()]
-    for router in (by_code, by_bytes):
-        assert [(key, export_state(e)) for key, e in router.engines.items()] == states
+    _same_output(by_code.finish(), by_name.finish())
+    assert [(key, export_state(e)) for key, e in by_code.engines.items()] == [
+        (key, export_state(e)) for key, e in by_name.engines.items()
+    ]
 
 
 @given(st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), max_size=6))

@@ -24,7 +24,6 @@ from statestream.join.router import JoinRouter, RoutedStep, RoutedSteps
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED, SeriesState
 from statestream.join.spec import BUILTIN_FUNCTIONS, JoinSpec, SpecTemplate
 from statestream.join.things import ThingsJoin, ThingsStep
-from statestream.join.utf8_names import Utf8Names
 
 __all__ = [
     "ACCEPTED",
@@ -48,7 +47,6 @@ __all__ = [
     "StateFormatError",
     "ThingsJoin",
     "ThingsStep",
-    "Utf8Names",
     "export_state",
     "pack_states",
     "restore_state",

@@ -22,8 +22,6 @@ from operator import itemgetter
 
 import numpy as np
 
-from statestream.join.utf8_names import ByteCodes, Utf8Names
-
 _I8 = np.int64
 
 
@@ -63,14 +61,12 @@ class NameCodes:
     """Small integer codes for hashable names, in order of first sight across calls.
 
     A plain dict looked up by `itemgetter` (a dict subclass with `__missing__` is slower to look
-    up in); names not seen before are added when a lookup misses. Names given as UTF-8 bytes
-    (`of_utf8`) are looked up in a compiled table of the bytes of those seen before.
+    up in); names not seen before are added when a lookup misses.
     """
 
     def __init__(self) -> None:
         self.codes: dict = {}
         self.names: list = []
-        self._bytes: ByteCodes | None = None
 
     def __call__(self, names: list) -> np.ndarray:
         """The code of each name (a list), new names coded in order of first sight."""
@@ -105,16 +101,6 @@ class NameCodes:
             mine = np.zeros(len(names), dtype=_I8)
             mine[used] = self([names[k] for k in used.tolist()])
         return mine.take(records)
-
-    def of_utf8(self, column: Utf8Names) -> np.ndarray:
-        """The code of each record of a UTF-8 column, as `of` gives them: only the names not
-        seen in this form before are decoded (once each) and looked up by name."""
-        if self._bytes is None:
-            self._bytes = ByteCodes()
-        codes, first_rows = self._bytes.looked_up(column)
-        if len(first_rows):
-            self._bytes.settle(codes, self(column.at_rows(first_rows)))
-        return codes
 
     def _add(self, names: list) -> None:
         codes = self.codes

@@ -27,7 +27,6 @@ from statestream.join.names import CodedNames, NameCodes
 from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows
 from statestream.join.things import ThingsJoin, ThingsStep
-from statestream.join.utf8_names import Utf8Names
 
 EngineKey = tuple[str, int]  # (thing, index of the spec)
 _I8 = np.int64
@@ -96,8 +95,8 @@ class JoinRouter:
 
     def process(
         self,
-        things: np.ndarray | CodedNames | Utf8Names,
-        quantities: np.ndarray | CodedNames | Utf8Names,
+        things: np.ndarray | CodedNames,
+        quantities: np.ndarray | CodedNames,
         t: np.ndarray,
         v: np.ndarray,
         pos: np.ndarray | None = None,
@@ -105,9 +104,7 @@ class JoinRouter:
         """Join a batch of records given as columns, in arrival order.
 
         Things and quantities are names, or `CodedNames` (faster: each distinct name is looked
-        up once), or `Utf8Names` (an Arrow string column's buffers: faster still, no name is
-        looked up but those new to the router). The steps come spec by spec, each spec's things
-        in order of their first record.
+        up once). The steps come spec by spec, each spec's things in order of their first record.
         """
         t = np.asarray(t, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
@@ -120,8 +117,7 @@ class JoinRouter:
             codes = np.full(len(t), -1, dtype=_I8)
             if selected.any():
                 at = np.flatnonzero(selected)
-                coded = isinstance(things, CodedNames | Utf8Names)
-                some = things.take(at) if coded else np.asarray(things)[at]
+                some = things.take(at) if isinstance(things, CodedNames) else np.asarray(things)[at]
                 codes[at] = self._codes(some)
         parts = []
         for index, (is_left, is_right) in enumerate(sides):
@@ -142,11 +138,9 @@ class JoinRouter:
             selected |= is_left | is_right
         return None if selected.all() else selected
 
-    def _codes(self, things: np.ndarray | CodedNames | Utf8Names) -> np.ndarray:
+    def _codes(self, things: np.ndarray | CodedNames) -> np.ndarray:
         if isinstance(things, CodedNames):
             return self._things.of(things)
-        if isinstance(things, Utf8Names):
-            return self._things.of_utf8(things)
         return self._things(np.asarray(things).tolist())
 
     def finish(self) -> RoutedSteps:
@@ -166,16 +160,12 @@ class JoinRouter:
         created = (list(self._created[0]), list(self._created[1]))
         return RoutedSteps(parts, self._names, created)
 
-    def _sides(
-        self, quantities: np.ndarray | CodedNames | Utf8Names
-    ) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _sides(self, quantities: np.ndarray | CodedNames) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per spec, which records are of its left and of its right quantity."""
         if isinstance(quantities, CodedNames):  # the sides of each name, then of each record
             records = np.asarray(quantities.codes)
             by_name = self._sides(np.asarray(quantities.names, dtype=object))
             return [(left.take(records), right.take(records)) for left, right in by_name]
-        if isinstance(quantities, Utf8Names):
-            return self._sides_of(self._quantities.of_utf8(quantities))
         quantities = np.asarray(quantities)
         if len(self.specs) == 1:
             spec = self.specs[0]
@@ -184,10 +174,8 @@ class JoinRouter:
             rest = np.flatnonzero(~is_left)  # a quantity is compared with the right one only here
             is_right[rest] = quantities[rest] == spec.right
             return [(is_left, is_right)]
-        return self._sides_of(self._quantities(quantities.tolist()))  # one pass, however many specs
-
-    def _sides_of(self, ids: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        """`_sides` of quantities given as their codes in `_quantities`."""
+        # one pass over the column, however many specs
+        ids = self._quantities(quantities.tolist())
         known = self._quantities([q for spec in self.specs for q in (spec.left, spec.right)])
         return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
 

@@ -28,7 +28,6 @@ from statestream.join import (
     JoinRouter,
     JoinSpec,
     RoutedSteps,
-    Utf8Names,
 )
 
 PAIR, REJECTED = "pair", "rejected"
@@ -213,23 +212,17 @@ class BucketJoin:
 
 def arrow_coded_names(
     column: pa.Array | pa.ChunkedArray, order: np.ndarray | None = None
-) -> CodedNames | Utf8Names:
-    """A string column's values (in `order`, if given) as the router codes them fastest: a few
-    names of one width (a quantity column) as codes into them, found without hashing; others
-    as the column's UTF-8 buffers, which the router looks up in a compiled table."""
+) -> CodedNames:
+    """A string column's values (in `order`, if given) as codes into its distinct names: Arrow
+    finds them, numpy takes the codes by index, the router looks each name up once."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     coded = _few_equal_width_names(column)
-    if coded is not None:
-        codes, names = coded
-        return CodedNames(codes if order is None else codes.take(order), names)
-    if column.null_count == 0 and column.type in (pa.string(), pa.large_string()):
-        data = column.buffers()[2]
-        data = np.empty(0, np.uint8) if data is None else np.frombuffer(data, np.uint8)
-        return Utf8Names(_offsets(column), data, order)
-    encoded = column.dictionary_encode()
-    codes = encoded.indices.to_numpy()
-    return CodedNames(codes if order is None else codes.take(order), encoded.dictionary.to_pylist())
+    if coded is None:
+        encoded = column.dictionary_encode()
+        coded = encoded.indices.to_numpy(), encoded.dictionary.to_pylist()
+    codes, names = coded
+    return CodedNames(codes if order is None else codes.take(order), names)
 
 
 FEW_NAMES = 8  # at most this many distinct names for `_few_equal_width_names`
@@ -249,14 +242,16 @@ def _few_equal_width_names(column: pa.Array) -> tuple[np.ndarray, list] | None:
         return None
     if n > 4 * FEW_NAMES and len(column.slice(0, 4 * FEW_NAMES).unique()) > FEW_NAMES:
         return None
-    offsets = _offsets(column)
+    offset_type = np.int32 if column.type == pa.string() else np.int64
+    buffers = column.buffers()
+    offsets = np.frombuffer(buffers[1], offset_type)[column.offset : column.offset + n + 1]
     width = int(offsets[1] - offsets[0])
     if not (np.diff(offsets) == width).all():
         return None
     codes = np.zeros(n, dtype=np.int32)
     if width == 0:
         return codes, [column[0].as_py()]
-    words = _name_words(column.buffers()[2], int(offsets[0]), width, n)
+    words = _name_words(buffers[2], int(offsets[0]), width, n)
     names: list = []
     matched = np.zeros(n, dtype=bool)
     first = 0
@@ -273,14 +268,6 @@ def _few_equal_width_names(column: pa.Array) -> tuple[np.ndarray, list] | None:
             return codes, names
         if len(names) == FEW_NAMES:
             return None
-
-
-def _offsets(column: pa.Array) -> np.ndarray:
-    """A string column's offsets into its data buffer, a view: record i's bytes are
-    `data[offsets[i]:offsets[i + 1]]`."""
-    offset_type = np.int32 if column.type == pa.string() else np.int64
-    at = column.offset
-    return np.frombuffer(column.buffers()[1], offset_type)[at : at + len(column) + 1]
 
 
 def _name_words(data: pa.Buffer, start: int, width: int, n: int) -> list[np.ndarray]:
