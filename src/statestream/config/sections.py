@@ -182,8 +182,9 @@ class SparkSettings(_Section):
     extra_conf: dict[str, str] = Field(default_factory=dict)
     patches: bool = Field(
         True,
-        description="statestream's worker daemon, grouped rows and local-fs "
-        "(statestream.spark.patches); false: Spark's own",
+        description="statestream's patches (statestream.spark.patches): the worker daemon, "
+        "grouped rows, map state calls, freed memory and local-fs; false: Spark's own, and "
+        "malloc's own thresholds",
     )
 
     @field_validator("driver_memory")
