@@ -70,7 +70,7 @@ PRELOADED = (
     "pyspark.worker",
     "pyspark.sql.pandas.serializers",
     "pyspark.sql.streaming.stateful_processor_api_client",
-    "statestream.join.things",  # the join engine: numba and its compiled loops, ~0.5 s to load
+    "statestream.join.router",  # the join engine: numba and its compiled loops, ~0.5 s to load
 )
 
 
