@@ -17,23 +17,23 @@ epoch seconds (`time_unit="s"`) only in most cases.
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from statestream.errors import ConfigError
 from statestream.jobs.session import ROCKSDB_PROVIDER
-from statestream.jobs.stored_engines import MAP_STATE, StoredEngines
+from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import JoinRouter, JoinSpec, SpecTemplate
 from statestream.spark._batch_input import InputColumns, TimeKind, bucketed, rejection_reason
 from statestream.spark._bucket_join import PAIR, BucketJoin
 from statestream.spark._pair_rows import output_schema, pairs, rejected_rows
+from statestream.spark._stream_processor import StreamBucketJoin
 
 _STATE_STORE_CONF = "spark.sql.streaming.stateStore.providerClass"
 NAME_COLUMNS = {"left": "left_q", "right": "right_q", "result": "result_q"}
@@ -52,18 +52,18 @@ def streaming_join(
     check_state_store(df.sparkSession)
     relevant = _relevant(specs, F.col(columns.quantity))
     reason = rejection_reason(df, columns)
-    join = BucketJoin(
-        [],
-        kind.to_ms,
-        flush=False,
-        rejected=rejected,
-        has_order=columns.order is not None,
-        integer_time=kind.is_timestamp,
-        times_from_engine=True,
-    )
+    join_settings = {
+        "to_ms": kind.to_ms,
+        "flush": False,
+        "rejected": rejected,
+        "has_order": columns.order is not None,
+        "integer_time": kind.is_timestamp,
+        "times_from_engine": True,
+    }
+    join = BucketJoin([], **join_settings)
     grouped = bucketed(df.filter(relevant & reason.isNull()), columns, kind, buckets)
     out = grouped.groupBy("bucket").transformWithStateInPandas(
-        statefulProcessor=StreamBucketJoin(specs, join),
+        statefulProcessor=StreamBucketJoin(specs, join_settings),
         outputStructType=output_schema(grouped, kind, join.columns, list(NAME_COLUMNS.values())),
         outputMode="Append",
         timeMode="None",
@@ -86,34 +86,29 @@ def check_state_store(spark: SparkSession) -> None:
         )
 
 
-class StreamBucketJoin(StatefulProcessor):
-    """transformWithStateInPandas processor: one bucket's micro-batch joined, engines in a MapState.
+def joined_bucket(
+    rows: Iterable[pd.DataFrame],
+    things_state,
+    specs: Sequence[JoinSpec | SpecTemplate],
+    join_settings: dict[str, Any],
+) -> pd.DataFrame:
+    """One call of `StreamBucketJoin`: the output rows of a bucket's micro-batch `rows`, its
+    things' engines kept in `things_state` (the processor's MapState).
 
-    Templates are expanded with each call's quantities (a thing's engine of a spec is stored by
+    Templates are expanded with the call's quantities (a thing's engine of a spec is stored by
     the spec's result name); pair rows carry their spec's quantities in `NAME_COLUMNS`.
     """
-
-    def __init__(self, specs: Sequence[JoinSpec | SpecTemplate], join: BucketJoin) -> None:
-        self.specs = list(specs)
-        self.join = join
-
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.things = handle.getMapState(*MAP_STATE)
-
-    def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        frame = self.join.in_arrival_order(pd.concat(list(rows), ignore_index=True))
-        specs = specs_for(self.specs, frame["quantity"].unique().tolist())
-        join = dataclasses.replace(self.join, specs=specs)
-        stored = StoredEngines(self.things)
-        if specs:
-            stored.prefetch(frame["thing"].unique().tolist())
-        router = JoinRouter(specs, load_engine=stored.loader(specs))
-        step = join.process(router, frame)
-        stored.save_router(router.engines, specs)
-        yield with_spec_names(join.output([step], frame), specs)
-
-    def close(self) -> None:
-        pass
+    frame = pd.concat(list(rows), ignore_index=True)
+    frame = BucketJoin([], **join_settings).in_arrival_order(frame)
+    concrete = specs_for(specs, frame["quantity"].unique().tolist())
+    join = BucketJoin(concrete, **join_settings)
+    stored = StoredEngines(things_state)
+    if concrete:
+        stored.prefetch(frame["thing"].unique().tolist())
+    router = JoinRouter(concrete, load_engine=stored.loader(concrete))
+    step = join.process(router, frame)
+    stored.save_router(router.engines, concrete)
+    return with_spec_names(join.output([step], frame), concrete)
 
 
 def specs_for(specs: Sequence[JoinSpec | SpecTemplate], quantities: list[str]) -> list[JoinSpec]:
