@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from statestream.join.compiled import step, thing_step
+from statestream.join.compiled import step
 
 
 @step
@@ -26,7 +26,7 @@ def _advance(keys, end, key, below, up_to):
     return below, up_to
 
 
-@thing_step
+@step
 def thing_pairs(lt, l_rows, l_head, l_wm, rt, r_rows, r_head, r_wm, tolerance, scratch, out, n):
     """The tail rows (l, r) of the pairs of one thing certain now but not before, in emission
     order: written to `out` (two arrays) from `n` on; returns their count. A side's rows are

@@ -121,7 +121,7 @@ def _moved(rows, start, end, to):
 # pruning
 
 
-@thing_step
+@step
 def _pruned(lt, l_rows, l_head, rt, r_rows, r_head, code, l_wm, r_wm, finished):
     """Where each tail of the thing keeps its rows from (`ComplementJoin._prune`): the last one
     below what a future pair can need; sets the time before it where rows are dropped."""
@@ -164,6 +164,34 @@ def _first_kept(t, start, end, threshold, head_prev_t, code):
     return start
 
 
+@thing_step
+def _things_stepped(touched, finish, disorder, tolerance, left, right, scratch, pairs, marks):
+    """The loop over the things `touched`: each series stepped, the thing's new pairs found and
+    its tails' cuts marked (`marks`); returns the pairs' count. One call without numba's runtime
+    for all things, the per-thing steps inlined: a call of its own per thing and step passed
+    some hundred arguments (each array is seven), which cost more than a small thing's work."""
+    l_side, l_out, l_at, l_scratch = left
+    r_side, r_out, r_at, r_scratch = right
+    lt, rt = l_out[2][1], r_out[2][1]
+    (l_head, _, _, l_finished), (r_head, _, _, r_finished) = l_side[4], r_side[4]
+    n = 0
+    for k in range(len(touched)):
+        code = touched[k]
+        l_rows, l_wm = side_step(code, finish, disorder, l_side, l_out, l_at, l_scratch)
+        r_rows, r_wm = side_step(code, finish, disorder, r_side, r_out, r_at, r_scratch)
+        count = thing_pairs(
+            lt, l_rows, l_head[code], l_wm, rt, r_rows, r_head[code], r_wm, tolerance,
+            scratch, pairs, n,
+        )  # fmt: skip
+        n += count
+        finished = (l_finished[code], r_finished[code])
+        kept = _pruned(lt, l_rows, l_head, rt, r_rows, r_head, code, l_wm, r_wm, finished)
+        marks[k, 0], marks[k, 1], marks[k, 2] = l_rows[0], kept[0], l_rows[2]
+        marks[k, 3], marks[k, 4], marks[k, 5] = r_rows[0], kept[1], r_rows[2]
+        marks[k, 6] = count
+    return n
+
+
 # the kernel, last: numba compiles it on import, once the steps it calls exist
 
 
@@ -180,25 +208,12 @@ def stepped(touched, finish, disorder, tolerance, left, right, buffers):
     pair_l, pair_r, li, ri, l_state, r_state, l_scratch, r_scratch, l_batch, r_batch = buffers
     l_side, l_out, l_at = _in_thing_order(left, l_state, l_batch)
     r_side, r_out, r_at = _in_thing_order(right, r_state, r_batch)
-    lt, rt = l_out[2][1], r_out[2][1]
-    (l_head, _, _, l_finished), (r_head, _, _, r_finished) = left[4], right[4]
     marks = np.empty((len(touched), 7), np.int64)  # per thing: rows of each tail, pair count
     runs = np.empty(8, np.int64)
-    n = 0
-    for k in range(len(touched)):
-        code = touched[k]
-        l_rows, l_wm = side_step(code, finish, disorder, l_side, l_out, l_at, l_scratch)
-        r_rows, r_wm = side_step(code, finish, disorder, r_side, r_out, r_at, r_scratch)
-        count = thing_pairs(
-            lt, l_rows, l_head[code], l_wm, rt, r_rows, r_head[code], r_wm, tolerance,
-            (li, ri, runs), (pair_l, pair_r), n,
-        )  # fmt: skip
-        n += count
-        finished = (l_finished[code], r_finished[code])
-        kept = _pruned(lt, l_rows, l_head, rt, r_rows, r_head, code, l_wm, r_wm, finished)
-        marks[k, 0], marks[k, 1], marks[k, 2] = l_rows[0], kept[0], l_rows[2]
-        marks[k, 3], marks[k, 4], marks[k, 5] = r_rows[0], kept[1], r_rows[2]
-        marks[k, 6] = count
+    n = _things_stepped(
+        touched, finish, disorder, tolerance, (l_side, l_out, l_at, l_scratch),
+        (r_side, r_out, r_at, r_scratch), (li, ri, runs), (pair_l, pair_r), marks,
+    )  # fmt: skip
     _rest_copied(l_side, l_out, l_at)
     _rest_copied(r_side, r_out, r_at)
     pairs = _gathered(touched, marks, pair_l, pair_r, n, l_out[2], r_out[2])

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from statestream.join.compiled import step, thing_step
+from statestream.join.compiled import step
 from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED
 
 
-@thing_step
+@step
 def side_step(code, finish, disorder, side, out, at, scratch):
     """One series of one thing: its records classified and accepted, its tail copied and its
     pending records released to it. `at`: where each of the old tail, old pending, groups, new
