@@ -40,13 +40,15 @@ def kernel(*argument_types: types.Type) -> Callable[[Callable], Callable]:
 
 
 def thing_step(function: Callable) -> Callable:
-    """A compiled helper that a kernel calls once per thing, without reference counting.
+    """A compiled helper of a kernel that loops over things, without reference counting.
 
     numba counts references to every array a function takes or unpacks from a tuple, with
     atomic operations, and in a large function does not always prune the pairs: a kernel's
     loop over thousands of things would spend most of its time on them. A thing step is
     compiled without numba's runtime: it may read and write the arrays it is given (the kernel
-    keeps them alive) but not create one. It is called, not inlined.
+    keeps them alive) but not create one. It is called, not inlined; the steps it calls are
+    inlined into it and counted nothing either. So a loop over things is one thing step, not a
+    call per thing: a call passes each array as seven arguments.
     """
     return njit(cache=True, nogil=True, _nrt=False)(function)
 
