@@ -6,7 +6,7 @@ import re
 import sys
 from contextlib import ExitStack
 from pathlib import Path
-from typing import IO, Annotated
+from typing import IO, TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
@@ -14,7 +14,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColu
 from statestream.cli._common import err_console, settings_from
 from statestream.errors import InputError
 from statestream.join import BUILTIN_FUNCTIONS, JoinSpec
-from statestream.offline_join import JoinSummary, join_lines
+
+if TYPE_CHECKING:  # the engine is imported when a join runs, not for every command
+    from statestream.offline_join import JoinSummary
 
 PROGRESS_MIN_BYTES = 5_000_000
 MALFORMED_SHOWN = 20
@@ -112,6 +114,8 @@ def join_command(
     if spark:
         _join_with_spark(ctx, input_path, spec, output, late_output, order, flush=not no_flush)
         return
+    from statestream.offline_join import join_lines
+
     with ExitStack() as stack:
         source, size = _open_input(input_path, stack)
         out = stack.enter_context(open(output, "w")) if output else sys.stdout
