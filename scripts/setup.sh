@@ -219,7 +219,7 @@ dashboard_assets() {
 # The join engine's loops are compiled by numba on first import and cached beside its sources
 # (statestream.join.compiled): done here once, not in the first job's workers.
 engine_loops() {
-  say "loading the join engine's compiled loops (compiled once, ~15 s, then cached)"
+  say "loading the join engine's compiled loops (compiled once, ~25 s, then cached)"
   .venv/bin/python -c 'import statestream.join.things' ||
     die "the join engine's loops did not compile (see above): remove .venv and run make setup again"
 }
