@@ -74,3 +74,18 @@ def test_codes_of_a_coded_column_equal_those_of_its_names(batches: list[list[str
 def test_a_code_outside_the_names_is_refused(codes: list[int]) -> None:
     with pytest.raises(ValueError, match="must index"):
         CodedNames(np.array(codes), ["m1", "m2"])
+
+
+@PROPERTY
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=40), max_size=5))
+def test_names_in_order_of_first_record_are_coded_as_any_others(batches) -> None:
+    """`first_seen` names (in order of first record, each used) take the short way for new
+    names; the codes and the table's names are those of the search for first records."""
+    short, searched = NameCodes(), NameCodes()
+    for batch in batches:
+        names = list(dict.fromkeys(batch))
+        codes = np.array([names.index(n) for n in batch], dtype=np.int32)
+        got = short.of(CodedNames(codes, names, first_seen=True))
+        expected = searched.of(CodedNames(codes, names))
+        np.testing.assert_array_equal(got, expected)
+        assert short.names == searched.names

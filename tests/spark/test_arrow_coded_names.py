@@ -73,3 +73,10 @@ def test_both_paths_are_taken() -> None:
     _assert_same(widths)
     _assert_same(pa.array(["", ""]))
     assert _few_equal_width_names(pa.array(["a", None, "a"])) is None  # nulls: Arrow's way
+
+
+def test_names_are_marked_in_order_of_first_record_only_without_an_order() -> None:
+    column = pa.array(["b", "a", "b", "c"] * 3)  # the hash path and the comparison path
+    for values in (column, pa.array(["bb", "aa", "bb"])):
+        assert arrow_coded_names(values).first_seen
+        assert not arrow_coded_names(values, np.arange(len(values))[::-1].copy()).first_seen

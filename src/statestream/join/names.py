@@ -31,11 +31,14 @@ class CodedNames:
 
     From Arrow: `CodedNames(a.indices.to_numpy(), a.dictionary.to_pylist())` of
     `a = column.dictionary_encode()`; from pandas: `CodedNames(c.codes, c.categories)` of a
-    categorical without missing values.
+    categorical without missing values. `first_seen`: the names are in order of their first
+    record and each has one (as `dictionary_encode` of the column itself gives them), so names
+    new to a `NameCodes` are added in their order, without a search for their first records.
     """
 
     codes: np.ndarray
     names: Sequence
+    first_seen: bool = False
 
     def __post_init__(self) -> None:
         codes = np.asarray(self.codes)
@@ -94,6 +97,8 @@ class NameCodes:
             found = itemgetter(*names)(self.codes)
             mine = np.fromiter((found,) if len(names) == 1 else found, _I8, count=len(names))
         except KeyError:
+            if column.first_seen:
+                return self(names).take(records)
             first = np.full(len(names), len(records), dtype=_I8)
             np.minimum.at(first, records, np.arange(len(records), dtype=_I8))
             used = np.flatnonzero(first < len(records))

@@ -222,7 +222,9 @@ def arrow_coded_names(
         encoded = column.dictionary_encode()
         coded = encoded.indices.to_numpy(), encoded.dictionary.to_pylist()
     codes, names = coded
-    return CodedNames(codes if order is None else codes.take(order), names)
+    if order is None:  # names in order of first occurrence, each occurring
+        return CodedNames(codes, names, first_seen=True)
+    return CodedNames(codes.take(order), names)
 
 
 FEW_NAMES = 8  # at most this many distinct names for `_few_equal_width_names`
