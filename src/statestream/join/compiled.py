@@ -47,8 +47,8 @@ def thing_step(function: Callable) -> Callable:
     loop over thousands of things would spend most of its time on them. A thing step is
     compiled without numba's runtime: it may read and write the arrays it is given (the kernel
     keeps them alive) but not create one. It is called, not inlined; the steps it calls are
-    inlined into it and counted nothing either. So a loop over things is one thing step, not a
-    call per thing: a call passes each array as seven arguments.
+    inlined into it, without reference counts either. So a loop over things is one thing step,
+    not a call per thing: a call passes each array as seven arguments.
     """
     return njit(cache=True, nogil=True, _nrt=False)(function)
 

@@ -119,6 +119,14 @@ bind-address = "127.0.0.1:{influx.rpc_port}"
 """
 
 
+class InfluxRefused(Exception):
+    """InfluxDB answered a statement with an error: its HTTP status and message."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code, self.message = code, message
+
+
 def influx_health(settings: InfluxSettings) -> str | None:
     """None when InfluxDB answers an authenticated query, else why not."""
     try:
@@ -128,14 +136,6 @@ def influx_health(settings: InfluxSettings) -> str | None:
     except RequestException as exc:
         return f"no answer from {settings.url} ({type(exc).__name__})"
     return None
-
-
-class InfluxRefused(Exception):
-    """InfluxDB answered a statement with an error: its HTTP status and message."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code, self.message = code, message
 
 
 def _query(
