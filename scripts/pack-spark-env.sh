@@ -30,6 +30,12 @@ rm -rf "$OUT/spark-env"
 "$PYTHON" -m venv "$OUT/spark-env" || die "'$PYTHON -m venv' failed: install python3.11-venv"
 "$OUT/spark-env/bin/python" -m pip install -q "$OUT"/statestream-*.whl venv-pack ||
   die "pip install failed (see above): check that the package index is reachable"
+# the join engine's loops compiled once here (~25 s) and packed with their numba caches: an
+# executor loads them instead of compiling in its first batch (it compiles only on a CPU that
+# numba's cache does not match)
+say "compiling the join engine's loops into $OUT/spark-env"
+"$OUT/spark-env/bin/python" -c 'import statestream.join.things' ||
+  die "the join engine's loops did not compile (see above)"
 say "packing $OUT/statestream-spark-env.tar.gz"
 # without pyspark's jars (460 MB): the executors' JVM is the workers' Spark, their Python never
 # reads a jar; the driver, spark-submit and the unpacked spark-env keep them
