@@ -3,7 +3,8 @@
 At each query's first batch the driver starts a Python process of its own that unpickles the
 stateful processor only to read its state schemas: the processors and what they hold must not
 pull in the compiled engine (numba), pandas or pyarrow, which made that start ~0.4 s (the
-pipeline's join) and ~1 s (`complement_join` on a stream) longer.
+pipeline's join) and ~1 s (`complement_join` on a stream) longer. Nor does importing the
+public Spark API itself.
 """
 
 from __future__ import annotations
@@ -59,3 +60,18 @@ def test_a_processor_unpickles_without_the_engine_pandas_or_pyarrow(build: str) 
     loaded = _modules_after_unpickling(build)
     assert "statestream.join.spec" in loaded  # the specs came back
     assert not HEAVY & loaded
+
+
+def test_the_public_spark_api_imports_without_the_engine() -> None:
+    """A PySpark driver that plans joins (`statestream.spark`) does not load the compiled
+    engine: the router is imported where a bucket is joined, in the executors' workers."""
+    script = (
+        "import json, sys\n"
+        "from statestream.spark import complement_join, flush_stream, observations, "
+        "write_exactly_once\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    loaded = set(json.loads(done.stdout))
+    assert "statestream.spark.batch_join" in loaded and "statestream.spark.stream_flush" in loaded
+    assert not {"numba", "statestream.join.router", "statestream.join.things"} & loaded

@@ -13,22 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from statestream.join import (
-    DUPLICATE,
-    LATE,
-    MALFORMED,
-    CodedNames,
-    JoinedPairs,
-    JoinRouter,
-    JoinSpec,
-    RoutedSteps,
-)
+from statestream.join import DUPLICATE, LATE, MALFORMED, CodedNames, JoinedPairs, JoinSpec
+
+if TYPE_CHECKING:  # the router (and the compiled engine) is imported where a join runs
+    from statestream.join.router import JoinRouter, RoutedSteps
 
 PAIR, REJECTED = "pair", "rejected"
 
@@ -88,7 +83,7 @@ class BucketJoin:
             return pa.Table.from_pandas(out, schema=schema, preserve_index=False)
         order = self._arrival_order(table)
         t = table.column("t").to_numpy()[order]
-        router = JoinRouter(self.specs)
+        router = _router(self.specs)
         steps = [
             router.process(
                 arrow_coded_names(table.column("thing"), order),
@@ -116,7 +111,7 @@ class BucketJoin:
 
     def _run(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[RoutedSteps]]:
         frame = self.in_arrival_order(frame)
-        router = JoinRouter(self.specs)
+        router = _router(self.specs)
         steps = [self.process(router, frame)]
         if self.flush:
             steps.append(router.finish())
@@ -208,6 +203,14 @@ class BucketJoin:
             part = records.drop(columns=["row"]).assign(kind=REJECTED, spec=index[spec])
             parts.append(part.assign(reason=reasons).reset_index(drop=True))
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _router(specs: Sequence[JoinSpec]) -> JoinRouter:
+    """A router of `specs`; the compiled engine is imported here, where a join runs, not with
+    this module (which the driver imports to plan a join)."""
+    from statestream.join.router import JoinRouter
+
+    return JoinRouter(specs)
 
 
 def arrow_coded_names(

@@ -30,7 +30,7 @@ from pyspark.sql import types as T
 
 from statestream.errors import ConfigError
 from statestream.jobs.stored_engines import MAP_STATE
-from statestream.join import JoinRouter, JoinSpec, SpecTemplate, restore_state, unpack_states
+from statestream.join import JoinSpec, SpecTemplate, restore_state, unpack_states
 from statestream.spark._batch_input import InputColumns, check_schema
 from statestream.spark._bucket_join import BucketJoin
 from statestream.spark._pair_rows import output_schema, pairs
@@ -189,6 +189,8 @@ class StoredEnginesFlush:
 
         def load(thing: str, index: int):
             return restore_state(specs[index], stored[thing][specs[index].result])
+
+        from statestream.join.router import JoinRouter  # the engine: where the flush runs
 
         router = JoinRouter(specs, load_engine=load)
         for index, spec in enumerate(specs):

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from statestream.errors import ConfigError
 from statestream.jobs.session import ROCKSDB_PROVIDER
 from statestream.jobs.stored_engines import StoredEngines
-from statestream.join import JoinRouter, JoinSpec, SpecTemplate
+from statestream.join import JoinSpec, SpecTemplate
 from statestream.spark._batch_input import InputColumns, TimeKind, bucketed, rejection_reason
 from statestream.spark._bucket_join import PAIR, BucketJoin
 from statestream.spark._pair_rows import output_schema, pairs, rejected_rows
@@ -105,6 +105,8 @@ def joined_bucket(
     stored = StoredEngines(things_state)
     if concrete:
         stored.prefetch(frame["thing"].unique().tolist())
+    from statestream.join.router import JoinRouter  # the engine: where a bucket is joined
+
     router = JoinRouter(concrete, load_engine=stored.loader(concrete))
     step = join.process(router, frame)
     stored.save_router(router.engines, concrete)
