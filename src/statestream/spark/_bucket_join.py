@@ -11,7 +11,7 @@ given, not through a conversion to ms and back.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -83,7 +83,7 @@ class BucketJoin:
             return pa.Table.from_pandas(out, schema=schema, preserve_index=False)
         order = self._arrival_order(table)
         t = table.column("t").to_numpy()[order]
-        router = _router(self.specs)
+        router = new_router(self.specs)
         steps = [
             router.process(
                 arrow_coded_names(table.column("thing"), order),
@@ -111,7 +111,7 @@ class BucketJoin:
 
     def _run(self, frame: pd.DataFrame) -> tuple[pd.DataFrame, list[RoutedSteps]]:
         frame = self.in_arrival_order(frame)
-        router = _router(self.specs)
+        router = new_router(self.specs)
         steps = [self.process(router, frame)]
         if self.flush:
             steps.append(router.finish())
@@ -205,12 +205,12 @@ class BucketJoin:
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def _router(specs: Sequence[JoinSpec]) -> JoinRouter:
-    """A router of `specs`; the compiled engine is imported here, where a join runs, not with
-    this module (which the driver imports to plan a join)."""
+def new_router(specs: Sequence[JoinSpec], load_engine: Callable | None = None) -> JoinRouter:
+    """A `JoinRouter` of `specs`: the compiled engine is imported here, where a join runs, not
+    with the modules that build the join (the driver imports them to plan it)."""
     from statestream.join.router import JoinRouter
 
-    return JoinRouter(specs)
+    return JoinRouter(specs, load_engine=load_engine)
 
 
 def arrow_coded_names(

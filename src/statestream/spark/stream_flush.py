@@ -32,7 +32,7 @@ from statestream.errors import ConfigError
 from statestream.jobs.stored_engines import MAP_STATE
 from statestream.join import JoinSpec, SpecTemplate, restore_state, unpack_states
 from statestream.spark._batch_input import InputColumns, check_schema
-from statestream.spark._bucket_join import BucketJoin
+from statestream.spark._bucket_join import BucketJoin, new_router
 from statestream.spark._pair_rows import output_schema, pairs
 from statestream.spark.batch_join import with_defaults
 from statestream.spark.stream_join import NAME_COLUMNS, with_spec_names
@@ -190,9 +190,7 @@ class StoredEnginesFlush:
         def load(thing: str, index: int):
             return restore_state(specs[index], stored[thing][specs[index].result])
 
-        from statestream.join.router import JoinRouter  # the engine: where the flush runs
-
-        router = JoinRouter(specs, load_engine=load)
+        router = new_router(specs, load_engine=load)
         for index, spec in enumerate(specs):
             router.load([thing for thing, states in stored.items() if spec.result in states], index)
         join = dataclasses.replace(self.join, specs=specs)

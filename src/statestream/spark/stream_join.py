@@ -31,7 +31,7 @@ from statestream.jobs.session import ROCKSDB_PROVIDER
 from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import JoinSpec, SpecTemplate
 from statestream.spark._batch_input import InputColumns, TimeKind, bucketed, rejection_reason
-from statestream.spark._bucket_join import PAIR, BucketJoin
+from statestream.spark._bucket_join import PAIR, BucketJoin, new_router
 from statestream.spark._pair_rows import output_schema, pairs, rejected_rows
 from statestream.spark._stream_processor import StreamBucketJoin
 
@@ -105,9 +105,7 @@ def joined_bucket(
     stored = StoredEngines(things_state)
     if concrete:
         stored.prefetch(frame["thing"].unique().tolist())
-    from statestream.join.router import JoinRouter  # the engine: where a bucket is joined
-
-    router = JoinRouter(concrete, load_engine=stored.loader(concrete))
+    router = new_router(concrete, load_engine=stored.loader(concrete))
     step = join.process(router, frame)
     stored.save_router(router.engines, concrete)
     return with_spec_names(join.output([step], frame), concrete)
