@@ -44,13 +44,18 @@ def _modules_after_unpickling(build: str) -> set[str]:
         capture_output=True,
     ).stdout
     script = (
-        "import json, pickle, sys\n"
+        "import pickle, sys\n"
         "import pyspark.sql.streaming.transform_with_state_driver_worker\n"
         "pickle.loads(sys.stdin.buffer.read())\n"
-        "print(json.dumps(sorted(sys.modules)))"
     )
+    return _modules_after(script, made)
+
+
+def _modules_after(script: str, stdin: bytes = b"") -> set[str]:
+    """The modules a fresh interpreter holds after running `script`."""
+    script += "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
-        [sys.executable, "-c", script], input=made, check=True, capture_output=True
+        [sys.executable, "-c", script], input=stdin, check=True, capture_output=True
     ).stdout
     return set(json.loads(out))
 
@@ -65,13 +70,9 @@ def test_a_processor_unpickles_without_the_engine_pandas_or_pyarrow(build: str) 
 def test_the_public_spark_api_imports_without_the_engine() -> None:
     """A PySpark driver that plans joins (`statestream.spark`) does not load the compiled
     engine: the router is imported where a bucket is joined, in the executors' workers."""
-    script = (
-        "import json, sys\n"
+    loaded = _modules_after(
         "from statestream.spark import complement_join, flush_stream, observations, "
-        "write_exactly_once\n"
-        "print(json.dumps(sorted(sys.modules)))"
+        "write_exactly_once"
     )
-    done = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
-    loaded = set(json.loads(done.stdout))
     assert "statestream.spark.batch_join" in loaded and "statestream.spark.stream_flush" in loaded
     assert not {"numba", "statestream.join.router", "statestream.join.things"} & loaded

@@ -76,7 +76,9 @@ def test_both_paths_are_taken() -> None:
 
 
 def test_names_are_marked_in_order_of_first_record_only_without_an_order() -> None:
-    column = pa.array(["b", "a", "b", "c"] * 3)  # the hash path and the comparison path
-    for values in (column, pa.array(["bb", "aa", "bb"])):
+    by_comparison, by_hash = pa.array(["bb", "aa", "bb"]), pa.array(["b", "aa", "b", "ccc"] * 3)
+    assert _few_equal_width_names(by_comparison) is not None
+    assert _few_equal_width_names(by_hash) is None  # names of other lengths: dictionary_encode
+    for values in (by_comparison, by_hash):
         assert arrow_coded_names(values).first_seen
         assert not arrow_coded_names(values, np.arange(len(values))[::-1].copy()).first_seen
