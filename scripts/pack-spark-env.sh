@@ -30,11 +30,11 @@ rm -rf "$OUT/spark-env"
 "$PYTHON" -m venv "$OUT/spark-env" || die "'$PYTHON -m venv' failed: install python3.11-venv"
 "$OUT/spark-env/bin/python" -m pip install -q "$OUT"/statestream-*.whl venv-pack ||
   die "pip install failed (see above): check that the package index is reachable"
-# the join engine's loops compiled once here (~25 s) and packed with their numba caches: an
-# executor loads them instead of compiling in its first batch (it compiles only on a CPU that
-# numba's cache does not match)
+# the join engine's loops and the pairs' JSON writer compiled once here (~25 s) and packed with
+# their numba caches: an executor loads them instead of compiling in its first batch (it
+# compiles only on a CPU that numba's cache does not match)
 say "compiling the join engine's loops into $OUT/spark-env"
-"$OUT/spark-env/bin/python" -c 'import statestream.join.things' ||
+"$OUT/spark-env/bin/python" -c 'import statestream.join.things, statestream.json_lines' ||
   die "the join engine's loops did not compile (see above)"
 say "packing $OUT/statestream-spark-env.tar.gz"
 # without pyspark's jars (460 MB): the executors' JVM is the workers' Spark, their Python never
