@@ -1,10 +1,15 @@
-"""The one line a failed query leaves: the statestream error inside Spark's long description."""
+"""The one line a failed query leaves (the statestream error inside Spark's long description),
+and how Ctrl-C stops the queries."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+
 import pytest
 
-from statestream.cli._queries import Watched, failure_reason, ran_a_batch, run_watched
+from statestream.cli._queries import Watched, failure_reason, ran_a_batch, run_watched, watch
 
 SPARK_FAILURE = """[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: Job \
 aborted due to stage failure: Task 1 in stage 15.0 failed 4 times, most recent failure: Lost \
@@ -73,3 +78,43 @@ def test_run_watched_names_the_queries_and_stops_the_session(
     assert lines[0] == "query join started; Ctrl-C stops it"
     assert "queries geo, bunching started; Ctrl-C stops them" in lines
     assert session.stopped
+
+
+class _RunningQuery(_StoppedQuery):
+    """A query that runs until it is stopped."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.isActive = True
+
+    def stop(self) -> None:
+        self.isActive = False
+
+
+def test_ctrl_c_stops_every_query_without_pysparks_handler(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Ctrl-C while `watch` waits stops each query, and not through the SIGINT handler that was
+    set (PySpark's cancels all jobs, failing each running batch, then raises KeyboardInterrupt
+    in the middle of a call to the JVM); afterwards that handler is back."""
+    cancelled: list[int] = []
+
+    def like_pysparks(signum: int, frame: object) -> None:
+        cancelled.append(signum)
+        raise KeyboardInterrupt
+
+    queries = [_RunningQuery("join"), _RunningQuery("stats")]
+    before = signal.signal(signal.SIGINT, like_pysparks)
+    try:
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        watch([Watched(query) for query in queries])  # type: ignore[arg-type]
+        assert cancelled == []
+        assert signal.getsignal(signal.SIGINT) is like_pysparks
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert not any(query.isActive for query in queries)
+    assert capsys.readouterr().out.splitlines() == [
+        "stopping …",
+        "query join stopped",
+        "query stats stopped",
+    ]

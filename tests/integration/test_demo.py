@@ -95,6 +95,8 @@ def test_demo_runs_every_part_and_stops_cleanly(
             patch.setenv(key, value)
         settings = load_settings()
     _records_of_an_earlier_demo(settings)
+    pipeline_log = settings.paths.log_dir / "demo-pipeline.log"  # appended to by each demo
+    logged_before = pipeline_log.stat().st_size if pipeline_log.exists() else 0
     demo = _start_demo(environment, things=3, vehicles=True)
     try:
         _wait_for(
@@ -129,6 +131,14 @@ def test_demo_runs_every_part_and_stops_cleanly(
     assert demo.returncode == 0, output
     for part in ("vehicle-simulator", "simulator", "pipeline", "connector", "dashboard"):
         assert f"stopping {part}" in output
+    with pipeline_log.open("rb") as log:
+        log.seek(logged_before)
+        this_run = log.read().decode(errors="replace")
+    for query in ("join", "stats", "sink_influx", "geo", "bunching"):
+        assert f"query {query} stopped" in this_run
+    # Ctrl-C stops each query: none ends with an error (PySpark's handler cancelled all jobs
+    # first, and each query with a batch running logged that it terminated with SPARK_JOB_CANCELLED)
+    assert "terminated with error" not in this_run
     assert f"dashboard: http://localhost:{settings.dashboard.port}/" in output
     late = read_committed(settings, settings.topics.late, timeout_s=10)
     machines_late = [r for r in late if json.loads(r)["stage"] not in ("geo", "bunching")]

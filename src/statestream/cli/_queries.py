@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Sequence
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -80,21 +82,50 @@ def watch(queries: Sequence[Watched]) -> None:
     A query that fails stops the others and raises `StatestreamError` with its reason.
     """
     prefix = (lambda w: f"[{w.query.name}] ") if len(queries) > 1 else (lambda w: "")
-    try:
-        while any(w.query.isActive for w in queries):
-            time.sleep(0.5)
+    with _interrupts() as interrupted:
+        while not interrupted.is_set() and any(w.query.isActive for w in queries):
+            if interrupted.wait(0.5):
+                break
             for watched in queries:
                 watched.print_new_batches(prefix(watched))
                 _raise_if_failed(watched, queries)
-        for watched in queries:
-            watched.print_new_batches(prefix(watched))
-            _raise_if_failed(watched, queries)
-    except KeyboardInterrupt:
-        console.print("stopping …")
-        for watched in queries:
-            watched.stop()
+        if interrupted.is_set():
+            console.print("stopping …")
+            for watched in queries:
+                watched.stop()
+        else:
+            for watched in queries:
+                watched.print_new_batches(prefix(watched))
+                _raise_if_failed(watched, queries)
     for watched in queries:
         console.print(f"query {watched.query.name} stopped")
+
+
+@contextmanager
+def _interrupts() -> Iterator[threading.Event]:
+    """An event that Ctrl-C sets while `watch` runs (a second Ctrl-C raises KeyboardInterrupt).
+
+    Instead of PySpark's handler, which cancels all jobs, so that each query's running batch
+    failed with SPARK_JOB_CANCELLED (an error and a stack trace in the log per query), and then
+    raises KeyboardInterrupt inside whatever call to the JVM was waiting, which could leave
+    py4j without a working connection to stop the queries with. A stopped query's batch is
+    simply not done: the next run does it again, exactly once as ever.
+    """
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        interrupted.set()
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _raise_if_failed(watched: Watched, queries: Sequence[Watched]) -> None:
