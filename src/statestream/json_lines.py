@@ -50,7 +50,7 @@ def json_lines(
     values = np.empty((len(numbers), n), dtype=np.float64)
     for row, column in zip(values, numbers, strict=True):
         row[:] = column
-    fractional = _fractional(values)
+    fractional, first = _fractional(values)
     text = orjson.dumps(fractional, option=orjson.OPT_SERIALIZE_NUMPY)
     written = _written(
         codes,
@@ -58,6 +58,7 @@ def json_lines(
         *_packed(texts),
         values,
         np.frombuffer(text, dtype=np.uint8),
+        first,
     )
     return written.tobytes()
 
@@ -99,13 +100,10 @@ def _kind(x):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _value_starts(text):
-    """Where each value of orjson's array text ("[a,b,c]") starts, and one past the last's end
-    (so value c is text[starts[c] : starts[c + 1] - 1])."""
-    count = 0
-    for b in text:
-        count += b == 44  # ","
-    starts = np.empty(count + 2, np.int64)
+def _value_starts(text, count):
+    """Where each of the `count` values of orjson's array text ("[a,b,c]") starts, and one past
+    the last's end (so value c is text[starts[c] : starts[c + 1] - 1])."""
+    starts = np.empty(count + 1, np.int64)
     starts[0] = 1
     m = 1
     for p in range(len(text)):
@@ -145,36 +143,32 @@ def _integer(out, at, v, digits):
     return _copied(out, at, digits, m, len(digits))
 
 
-@njit(types.float64[::1](_F8_2D), cache=True, nogil=True)
+@njit(types.Tuple((types.float64[::1], _I8))(_F8_2D), cache=True, nogil=True)
 def _fractional(values):
     """The values written in orjson's text (finite, not integral below 2**53), column by
-    column, each in line order: the order `_written` takes them in."""
-    count = 0
-    for j in range(values.shape[0]):
-        for i in range(values.shape[1]):
-            count += _kind(values[j, i]) == 1
-    out = np.empty(count, np.float64)
+    column, each in line order: the order `_written` takes them in; and where each column's
+    start among them (one more: their count)."""
+    out = np.empty(values.size, np.float64)
+    first = np.empty(values.shape[0] + 1, np.int64)
     m = 0
     for j in range(values.shape[0]):
+        first[j] = m
         for i in range(values.shape[1]):
             if _kind(values[j, i]) == 1:
                 out[m] = values[j, i]
                 m += 1
-    return out
+    first[-1] = m
+    return out[:m], first
 
 
-@njit(_U1(_I8, _BYTES, _I8, _BYTES, _I8, _F8_2D, _BYTES), cache=True, nogil=True)
-def _written(codes, head_data, head_offsets, text_data, text_offsets, values, orjson_text):
+@njit(_U1(_I8, _BYTES, _I8, _BYTES, _I8, _F8_2D, _BYTES, _I8), cache=True, nogil=True)
+def _written(codes, head_data, head_offsets, text_data, text_offsets, values, orjson_text, first):
     """The lines' bytes: heads and texts given packed (`_packed`), the number columns as the
-    rows of `values`, and orjson's text of their `_fractional` values."""
+    rows of `values`, and orjson's text of their `_fractional` values, which start for column
+    j at `first[j]`."""
     k, n = values.shape
-    starts = _value_starts(orjson_text)
-    # where each column's values start among the fractional ones
-    cursor = np.zeros(k, np.int64)
-    for j in range(1, k):
-        cursor[j] = cursor[j - 1]
-        for i in range(n):
-            cursor[j] += _kind(values[j - 1, i]) == 1
+    starts = _value_starts(orjson_text, first[k])
+    cursor = first[:k].copy()  # each column's next value among the fractional ones
     size = n * (text_offsets[-1] + 1) + len(orjson_text) + k * n * 20
     for i in range(n):
         size += head_offsets[codes[i] + 1] - head_offsets[codes[i]]
