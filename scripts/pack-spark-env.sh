@@ -34,7 +34,7 @@ rm -rf "$OUT/spark-env"
 # their numba caches: an executor loads them instead of compiling in its first batch (it
 # compiles only on a CPU that numba's cache does not match)
 say "compiling the join engine's loops into $OUT/spark-env"
-"$OUT/spark-env/bin/python" -c 'import statestream.join.things, statestream.json_lines' ||
+"$OUT/spark-env/bin/python" -m statestream.precompile ||
   die "the join engine's loops did not compile (see above)"
 say "packing $OUT/statestream-spark-env.tar.gz"
 # without pyspark's jars (460 MB): the executors' JVM is the workers' Spark, their Python never

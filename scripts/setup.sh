@@ -217,11 +217,11 @@ dashboard_assets() {
 }
 
 # The join engine's loops and the pairs' JSON writer are compiled by numba on first import and
-# cached beside their sources (statestream.join.compiled, statestream.json_lines): done here
-# once, not in the first job's workers.
+# cached beside their sources (statestream.precompile imports them all): done here once, not in
+# the first job's workers.
 engine_loops() {
   say "loading the join engine's compiled loops (compiled once, ~25 s, then cached)"
-  .venv/bin/python -c 'import statestream.join.things, statestream.json_lines' ||
+  .venv/bin/python -m statestream.precompile ||
     die "the join engine's loops did not compile (see above): remove .venv and run make setup again"
 }
 
