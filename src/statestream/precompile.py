@@ -5,4 +5,5 @@ that no job's first batch waits for a compiler (~25 s, then loaded from the cach
 """
 
 import statestream.join.things  # the join engine's kernels
-import statestream.json_lines  # noqa: F401  the pairs' JSON writer
+import statestream.json_lines  # the pairs' JSON writer
+import statestream.json_records  # noqa: F401  the records' JSON reader

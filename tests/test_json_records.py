@@ -1,0 +1,223 @@
+"""The compiled reader of plain records: where it vouches for a value, `json.loads` with
+`narrow_record` reads the same record, bit for bit; its numbers are Python's `float`'s."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from statestream import json_records
+from statestream.formats import narrow_record
+from statestream.json_records import scan_records
+from tests.fuzz_inputs import FUZZ, hostile
+
+RECORD = {"thing": "R1", "quantity": "vaTorque_C11", "phenomenonTime": 5000, "result": 1.5}
+
+
+def _read(text: str) -> tuple[int, float, bool]:
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    return json_records._number(data, 0, len(data))
+
+
+def _bits(x: float) -> bytes:
+    return struct.pack("<d", x)
+
+
+def _assert_read_as_json_reads(text: str) -> bool:
+    """The number `text` is read to its end, and exactly as json.loads reads it (then float),
+    or handed to Python; True if read in the kernel."""
+    end, value, exact = _read(text)
+    assert end == len(text.encode())
+    if exact:
+        assert _bits(value) == _bits(float(json.loads(text))), text
+    return exact
+
+
+doubles = st.floats(allow_nan=False, allow_infinity=False)
+
+
+@given(doubles)
+@example(5e-324)  # subnormal: handed to Python
+@example(2.2250738585072014e-308)
+@example(1.7976931348623157e308)
+@example(-0.0)
+@example(0.30000000000000004)
+def test_every_double_in_its_shortest_text_is_read_exactly(x: float) -> None:
+    for text in (repr(x), json.dumps(x), f"{x:.17e}", f"{x:.17g}".replace("inf", "1e999")):
+        if "e" in text or "." in text or text.lstrip("-").isdigit():
+            _assert_read_as_json_reads(text)
+
+
+@given(
+    st.integers(1, 10**19 - 1),
+    st.integers(-360, 330),
+    st.booleans(),
+)
+@example(9007199254740993, 0, False)  # 2**53 + 1: a tie, rounds to even
+@example(7450580596923828125, -27, False)  # 2**-? ties near the fast path's edge
+@example(17976931348623157, 292, False)  # the largest double
+@example(2470328229206232721, -342, False)  # half the smallest subnormal
+def test_digits_and_powers_of_ten_are_read_exactly_or_left_to_python(
+    digits: int, power: int, negative: bool
+) -> None:
+    sign = "-" if negative else ""
+    text = f"{sign}{digits}e{power}"
+    _assert_read_as_json_reads(text)
+    whole, fraction = str(digits)[:3], str(digits)[3:] or "0"
+    _assert_read_as_json_reads(f"{sign}{whole}.{fraction}E+{power}" if power >= 0 else text)
+
+
+def test_the_common_numbers_need_no_python() -> None:
+    for text in ("1554096380468", "-4.44", "138.37233616017767", "0.1", "1e-7", "-0", "2E3"):
+        assert _assert_read_as_json_reads(text), text
+    assert _bits(_read("-0")[1]) == _bits(0.0)  # json.loads reads the integer 0
+    assert _bits(_read("-0.0")[1]) == _bits(-0.0)
+    for text in ("1" * 25, "1e400", "4.9e-324", "0." + "1" * 30):  # past 19 digits, ±inf, tiny
+        assert not _assert_read_as_json_reads(text), text
+
+
+@pytest.mark.parametrize("text", ["01", "1.", ".5", "+1", "-", "1e", "1e+", "0x10", "--1", "1.e3"])
+def test_what_is_no_json_number_is_not_read_as_one(text: str) -> None:
+    end, _, _ = _read(text)
+    assert end < len(text)  # refused, or a shorter number that the record's syntax then refuses
+
+
+def _reference(value: bytes | None, key: bytes | None) -> tuple | None:
+    """The record json.loads and narrow_record make of `value` under `key`, or None."""
+    try:
+        obj = json.loads(value)
+    except (ValueError, RecursionError, TypeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    record = narrow_record(obj)
+    if isinstance(record, str):
+        return None
+    thing, quantity, _, _ = record
+    expected = f"{thing}.{quantity}".encode("utf-8", "surrogatepass")
+    return record if key == expected else None
+
+
+def _check(values: list[bytes | None], keys: list[bytes | None]) -> np.ndarray:
+    scanned = scan_records(pa.array(values, pa.binary()), pa.array(keys, pa.binary()))
+    for i, (value, key) in enumerate(zip(values, keys, strict=True)):
+        if not scanned.certain[i]:
+            continue
+        reference = _reference(value, key)
+        assert reference is not None, value
+        thing, quantity, t, v = reference
+        assert key == f"{thing}.{quantity}".encode()
+        assert scanned.thing_bytes[i] == len(thing.encode())
+        assert (_bits(scanned.t[i]), _bits(scanned.v[i])) == (_bits(t), _bits(v)), value
+    return scanned.certain
+
+
+@FUZZ
+@given(st.lists(st.tuples(hostile(RECORD) | st.none(), st.booleans()), min_size=1, max_size=8))
+def test_a_value_it_vouches_for_is_the_record_json_loads_reads(rows: list) -> None:
+    values = [value for value, _ in rows]
+    keys = [b"R1.vaTorque_C11" if right else b"R2.x" for _, right in rows]
+    _check(values, keys)
+
+
+names = st.text(min_size=1, max_size=8)
+
+
+@given(
+    st.lists(
+        st.tuples(names, names, doubles | st.integers(-(2**70), 2**70), doubles | st.integers()),
+        min_size=1,
+        max_size=10,
+    ),
+    st.booleans(),
+)
+def test_good_records_are_vouched_for_when_plain_ascii(rows: list, spaced: bool) -> None:
+    separators = (", ", ": ") if spaced else (",", ":")
+    values = [
+        json.dumps(
+            {"thing": a, "quantity": b, "phenomenonTime": t, "result": v},
+            separators=separators,
+            ensure_ascii=False,
+        ).encode("utf-8", "surrogatepass")
+        for a, b, t, v in rows
+    ]
+    keys = [f"{a}.{b}".encode("utf-8", "surrogatepass") for a, b, _, _ in rows]
+    certain = _check(values, keys)
+    for (a, b, _, _), value, sure in zip(rows, values, certain, strict=True):
+        plain = all(c.isascii() and c.isprintable() and c not in '"\\' for c in a + b)
+        if plain and _fits(value):
+            assert sure, value
+
+
+def _fits(value: bytes) -> bool:
+    """Whether the value's numbers have at most 19 digits and a power of ten within ±308."""
+    obj = json.loads(value)
+    texts = [json.dumps(obj["phenomenonTime"]), json.dumps(obj["result"])]
+    return all(_read(text)[2] for text in texts)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b'{"thing": "R1", "thing": "R2", "quantity": "q", "phenomenonTime": 5, "result": 1}',
+        b'{"thing": "R1", "quantity": "q", "phenomenonTime": 5, "result": 1, "x": [1]}',
+        b'{"thing": "R\\u0031", "quantity": "q", "phenomenonTime": 5, "result": 1}',
+        b'{"thing": "R1", "quantity": "q", "phenomenonTime": 5, "result": NaN}',
+        b'{"thing": "R1", "quantity": "q", "phenomenonTime": 5, "result": 1} x',
+        b'{"thing": "", "quantity": "q", "phenomenonTime": 5, "result": 1}',
+        b'{"thing": "R1", "quantity": "q", "phenomenonTime": 5}',
+        '{"thing": "Zürich", "quantity": "q", "phenomenonTime": 5, "result": 1}'.encode(),
+        b'{"thing": "R1", "quantity": "q", "phenomenonTime": 1e400, "result": 1}',
+        b'\xef\xbb\xbf{"thing": "R1", "quantity": "q", "phenomenonTime": 5, "result": 1}',
+    ],
+)
+def test_odd_values_are_left_to_python(value: bytes) -> None:
+    key = "Zürich.q".encode() if "Zürich".encode() in value else b"R1.q"
+    assert not _check([value], [key])[0]
+
+
+def test_a_record_under_another_key_or_none_is_left_to_python() -> None:
+    value = b'{"thing": "R1", "quantity": "q", "phenomenonTime": 5, "result": 1}'
+    assert _check([value] * 4, [b"R1.q", b"R1.qq", None, b"R1q."]).tolist() == [1, 0, 0, 0]
+
+
+def test_sliced_and_chunked_columns_are_read_in_place() -> None:
+    values = [
+        b'{"thing": "M%d", "quantity": "q", "phenomenonTime": %d, "result": 0.5}' % (i, i)
+        for i in range(6)
+    ]
+    keys = [b"M%d.q" % i for i in range(6)]
+    chunked = pa.chunked_array([pa.array(values[:2]), pa.array(values[2:]).slice(1)])
+    key_chunks = pa.chunked_array([pa.array(keys[:2]), pa.array(keys[2:]).slice(1)])
+    scanned = scan_records(chunked, key_chunks)
+    assert scanned.certain.all()
+    assert scanned.t.tolist() == [0, 1, 3, 4, 5]
+    assert scanned.thing_bytes.tolist() == [2] * 5
+
+
+def test_a_number_json_loads_refuses_is_left_to_python_in_any_field() -> None:
+    huge = b"1" * 4301  # past Python's limit of integer digits: json.loads raises
+    value = b'{"thing": "R1", "quantity": "q", "phenomenonTime": 5, "result": 1, "id": %s}' % huge
+    assert _reference(value, b"R1.q") is None
+    assert not _check([value], [b"R1.q"])[0]
+
+
+def test_keys_and_values_cut_unlike_are_read_together() -> None:
+    values = [
+        b'{"thing": "M%d", "quantity": "q", "phenomenonTime": %d, "result": 1}' % (i, i)
+        for i in range(5)
+    ]
+    keys = [b"M%d.q" % i for i in range(5)]
+    scanned = scan_records(
+        pa.chunked_array([pa.array(values[:3]), pa.array(values[3:])]),
+        pa.chunked_array([pa.array(keys[:1]), pa.array(keys[1:])]),
+    )
+    assert scanned.certain.all() and scanned.t.tolist() == [0, 1, 2, 3, 4]
+    empty = scan_records(pa.chunked_array([], pa.binary()), pa.chunked_array([], pa.binary()))
+    assert len(empty.certain) == 0
