@@ -71,7 +71,8 @@ KNOWN = _frame(  # inputs that once crashed the decoders: RecursionError, Overfl
 
 
 def _check_decoded(rows: pd.DataFrame, envelope: str) -> None:
-    decoded, rejects = decode_rows(rows, envelope)
+    records, rejects = decode_rows([rows], envelope)
+    decoded = records.frame()
     assert len(decoded) + len(rejects) == len(rows)
     assert sorted([*decoded["offset"], *rejects["offset"]]) == rows["offset"].tolist()
     assert np.isfinite(decoded["t"].to_numpy(dtype=np.float64)).all()
@@ -133,7 +134,7 @@ def test_the_join_processor_dead_letters_or_takes_every_row(calls: list[pd.DataF
     processor = ComplementJoinProcessor([SpecTemplate()], topics)
     for rows, (figures, sent) in zip(calls, _call(processor, calls), strict=True):
         assert figures["records"] == len(rows)
-        _, rejects = decode_rows(rows, "none")
+        _, rejects = decode_rows([rows], "none")
         dead = [json.loads(v) for kind, topic, v in sent if kind == "malformed"]
         late = [json.loads(v) for kind, topic, v in sent if kind == "late"]
         for letter in dead:

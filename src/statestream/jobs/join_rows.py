@@ -1,7 +1,7 @@
 """One call of the streaming join's processor: Kafka rows → engine → output rows.
 
-The rows of a call (a bucket of things) arrive unordered: each series is put back in Kafka offset
-order here, and the values are decoded here (`jobs.record_decoding`). A call's records go out
+The rows of a call (a bucket of things) arrive unordered: `jobs.record_decoding` decodes them
+and puts them back in Kafka offset order. A call's records go out
 packed, one row per kind (`pair`, `late`, `malformed`) and topic, then a `figures` row with the
 counts that the query reports as metrics (`jobs.output_rows`). `jobs.join_processor` imports
 this module on its first call.
@@ -16,9 +16,8 @@ import pandas as pd
 
 from statestream.bad_input import dead_letter, late_record, to_json
 from statestream.jobs.join_processor import OutputTopics
-from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.jobs.output_rows import OutputRows, output_schema, value_runs
-from statestream.jobs.record_decoding import decode_rows
+from statestream.jobs.record_decoding import KafkaRecords, decode_rows
 from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import (
     DUPLICATE,
@@ -44,34 +43,25 @@ def join_rows(
 ) -> pd.DataFrame:
     """The output rows of one call: `rows` (Kafka rows of a bucket), the engines of their things
     kept in `things_state` (the processor's MapState)."""
-    frame = kafka_ordered(rows)
     out = _Output(topics)
-    frame, rejects = decode_rows(frame, topics.envelope)
+    records, rejects = decode_rows(rows, topics.envelope)
     out.malformed(rejects)
-    things, quantities = (_coded(frame[name]) for name in ("thing", "quantity"))
-    specs = [s for t in templates for s in t.specs_for(quantities.names)]
+    specs = [s for t in templates for s in t.specs_for(records.quantities.names)]
     stored = StoredEngines(things_state)
     if specs:
-        stored.prefetch(things.names)
+        stored.prefetch(records.things.names)
     router = JoinRouter(specs, load_engine=stored.loader(specs))
     steps = router.process(
-        things,
-        quantities,
-        frame["t"].to_numpy(dtype=np.float64),
-        frame["v"].to_numpy(dtype=np.float64),
-        np.arange(len(frame), dtype=np.int64),
+        records.things,
+        records.quantities,
+        records.t,
+        records.v,
+        np.arange(len(records), dtype=np.int64),
     )
-    out.steps(steps, frame)
+    out.steps(steps, records)
     stored.save_router(router.engines, specs)
-    out.stats(len(frame) + len(rejects), router.state_size)
+    out.stats(len(records) + len(rejects), router.state_size)
     return out.frame()
-
-
-def _coded(names: pd.Series) -> CodedNames:
-    """A column of names as codes into its distinct names (pandas' hash table, in C): the
-    router then looks up each distinct name once."""
-    codes, distinct = pd.factorize(names)
-    return CodedNames(codes, distinct.tolist())
 
 
 class _Output:
@@ -100,7 +90,7 @@ class _Output:
         )
         self.rows.add("malformed", self.topics.dead_letter, None, to_json(value))
 
-    def steps(self, steps: RoutedSteps, frame: pd.DataFrame) -> None:
+    def steps(self, steps: RoutedSteps, records: KafkaRecords) -> None:
         """The pairs, late and malformed records of one call's steps, all things of a spec at
         once (keys `thing.result`, each thing's pairs in a row, in emission order)."""
         names = steps.names
@@ -112,9 +102,9 @@ class _Output:
         for spec, series, rows, verdicts in steps.verdicts_by_spec():
             self.duplicates += int(np.count_nonzero(verdicts.codes == DUPLICATE))
             for k in np.flatnonzero(verdicts.codes >= MALFORMED):
-                self._rejected(spec, series, frame.iloc[rows[k]], verdicts, k)
+                self._rejected(spec, series, records.row(int(rows[k])), verdicts, k)
 
-    def _rejected(self, spec: JoinSpec, series, row, verdicts, k) -> None:
+    def _rejected(self, spec: JoinSpec, series, row: dict, verdicts, k) -> None:
         if verdicts.codes[k] == MALFORMED:
             reason = f"value of {row['quantity']} cannot be taken by {spec.function_name}"
             self._dead_letter(reason, row["value"], int(row["partition"]), int(row["offset"]))

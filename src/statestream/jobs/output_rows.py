@@ -32,7 +32,9 @@ import orjson
 import pandas as pd
 
 from statestream.bad_input import Stage, dead_letter, to_json
+from statestream.jobs.kafka_rows import python_objects
 
+REJECT_COLUMNS = ("reason", "raw", "partition", "offset")  # a decoder's rejects
 PACKED_COLUMNS = "kind string, topic string, count long, keys string, values binary"
 
 
@@ -83,18 +85,19 @@ class OutputRows:
         """
         if rejects.empty:  # the usual case: not even itertuples' row type to make
             return
+        columns = (python_objects(rejects[name]) for name in REJECT_COLUMNS)
         values = [
             to_json(
                 dead_letter(
                     stage,
-                    row.reason,
-                    row.raw,
+                    reason,
+                    raw,
                     source_topic=source_topic,
-                    partition=int(row.partition),
-                    offset=int(row.offset),
+                    partition=int(partition),
+                    offset=int(offset),
                 )
             )
-            for row in rejects.itertuples(index=False)
+            for reason, raw, partition, offset in zip(*columns, strict=True)
         ]
         self.add_many("malformed", topic, None, values)
 

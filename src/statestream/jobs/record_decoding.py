@@ -1,26 +1,28 @@
-"""Kafka rows of machine records → columns, whatever envelope the connector wrote.
+"""Kafka rows of machine records → records, whatever envelope the connector wrote.
 
 Spark hands the stateful processors each Kafka row as it is (key, value, partition, offset), and
-they decode the values here, in Python: a JSON decoder in C over a batch costs a third of Spark's
-`from_json` in the JVM, and one decoder serves all three envelopes (`settings.ingest.envelope`,
-see `statestream.ingest.envelope`):
+they decode the values here, in the Python workers, from the rows of one call (`decode_rows`).
+One decoder serves all three envelopes (`settings.ingest.envelope`, see
+`statestream.ingest.envelope`):
 
-- `none`: plain record JSON `{thing, quantity, phenomenonTime, result}`;
-- `json`: the `Event` envelope in protobuf's JSON mapping;
-- `protobuf`: the `Event` envelope as protobuf binary.
+- `none`: plain record JSON `{thing, quantity, phenomenonTime, result}`. A compiled loop reads
+  the values in place from Arrow's buffers (`statestream.json_records`), with no Python object
+  per record; the values it cannot vouch for go the per-value way below, which knows reasons;
+- `json`: the `Event` envelope in protobuf's JSON mapping, value by value;
+- `protobuf`: the `Event` envelope as protobuf binary, value by value.
 
 A value that is no complete record gets the reason why, as does a record whose Kafka key is not
 its `thing.quantity`: Spark groups rows by a bucket of the key's thing (`jobs.records`), so a
 record under another key could meet the state of another thing.
 
     >>> rows = pd.DataFrame({
-    ...     "key": ["R1.speed", "R1.speed", "R2.load"],
+    ...     "key": [b"R1.speed", b"R1.speed", b"R2.load"],
     ...     "value": [b'{"thing": "R1", "quantity": "speed", "phenomenonTime": 5, "result": 1.5}',
     ...               b'{"thing": "R1"', b'{"thing": "R1", "quantity": "speed",'
     ...               b' "phenomenonTime": 6, "result": 2}'],
     ...     "partition": [0, 0, 1], "offset": [7, 8, 3]})
-    >>> records, rejects = decode_rows(rows, "none")
-    >>> records[["thing", "quantity", "t", "v", "offset"]].values.tolist()
+    >>> records, rejects = decode_rows([rows], "none")
+    >>> records.frame()[["thing", "quantity", "t", "v", "offset"]].values.tolist()
     [['R1', 'speed', 5.0, 1.5, 7]]
     >>> for reason in rejects["reason"]:
     ...     print(reason)
@@ -31,171 +33,212 @@ record under another key could meet the state of another thing.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from operator import attrgetter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
-import msgspec
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from statestream.formats import narrow_record
-
-
-class _PlainRecord(msgspec.Struct, gc=False):
-    """A good plain record as the fast path reads it: other fields are skipped, and a time or
-    result may be written as an integer."""
-
-    thing: str
-    quantity: str
-    phenomenonTime: float
-    result: float
-
-
-_PLAIN_RECORD = msgspec.json.Decoder(_PlainRecord)
-_FIELDS = [attrgetter(name) for name in ("thing", "quantity", "phenomenonTime", "result")]
+from statestream.jobs.kafka_rows import arrow_column, kafka_order
+from statestream.jobs.output_rows import REJECT_COLUMNS
+from statestream.join import CodedNames
+from statestream.json_records import scan_records
 
 RecordOrReason = tuple[str, str, float, float] | str
 
 
-def decode_rows(rows: pd.DataFrame, envelope: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Kafka rows (key, value, partition, offset) → (records, rejects), both in the rows' order.
+@dataclass(frozen=True)
+class KafkaRecords:
+    """The records of one call's Kafka rows, in Kafka order (partition, then offset): their
+    things and quantities coded (names in order of their first record), times `t` (epoch ms),
+    results `v`, Kafka positions; record i's Kafka value (for a dead letter) is `values[at[i]]`
+    (the values as the rows came, not copied into Kafka order)."""
 
-    records: thing, quantity, t (epoch ms), v, partition, offset, value (the Kafka value, for a
-    dead-letter record later); rejects: reason, raw (the Kafka value as it came, bytes or None:
+    things: CodedNames
+    quantities: CodedNames
+    t: np.ndarray
+    v: np.ndarray
+    partition: np.ndarray
+    offset: np.ndarray
+    values: pa.ChunkedArray
+    at: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def row(self, i: int) -> dict[str, Any]:
+        """Record i: thing, quantity, t, v, value (bytes), partition, offset."""
+        return {
+            "thing": self.things.names[self.things.codes[i]],
+            "quantity": self.quantities.names[self.quantities.codes[i]],
+            "t": float(self.t[i]),
+            "v": float(self.v[i]),
+            "value": self.values[int(self.at[i])].as_py(),
+            "partition": int(self.partition[i]),
+            "offset": int(self.offset[i]),
+        }
+
+    def frame(self) -> pd.DataFrame:
+        """The records as a frame: thing, quantity (names), t, v, partition, offset."""
+        return pd.DataFrame(
+            {
+                "thing": self.things.decoded(),
+                "quantity": self.quantities.decoded(),
+                "t": self.t,
+                "v": self.v,
+                "partition": self.partition,
+                "offset": self.offset,
+            },
+            copy=False,
+        )
+
+    def rejected(self, rows: np.ndarray, reason: str) -> pd.DataFrame:
+        """The records at the indices `rows` as rejects (`decode_rows`') with `reason`."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return _rejects(
+            [reason] * len(rows),
+            self.values.take(pa.array(self.at[rows])).to_pylist(),
+            self.partition[rows],
+            self.offset[rows],
+        )
+
+
+def decode_rows(frames: Iterable[pd.DataFrame], envelope: str) -> tuple[KafkaRecords, pd.DataFrame]:
+    """Kafka rows (frames of key, value, partition, offset, in any order) → (records, rejects),
+    both in Kafka order; rejects: reason, raw (the Kafka value as it came, bytes or None:
     `statestream.bad_input.dead_letter` turns it into text), partition, offset.
-    """
-    values = rows["value"].to_numpy(dtype=object)
-    decoded = decode_values(values, envelope)
-    reason = decoded.pop("reason")
-    reason = _key_mismatches(rows["key"].to_numpy(dtype=object), decoded, reason)
-    ok = np.equal(reason, None)
-    every = slice(None) if ok.all() else ok  # the usual case: no copy of every column
-    position = {"partition": rows["partition"].to_numpy(), "offset": rows["offset"].to_numpy()}
-    records = pd.DataFrame(
-        {
-            **{name: column[every] for name, column in decoded.items()},
-            **{name: column[every] for name, column in position.items()},
-            "value": values[every],
-        },
-        copy=False,
+
+    Keys and values may be Arrow-backed (`spark.patches.grouped_rows` gives them so) or Python
+    objects (bytes; a key may be a str)."""
+    if envelope not in _DECODERS:
+        raise ValueError(f"unknown envelope {envelope!r}: none, json or protobuf")
+    frames = list(frames)
+    keys, values = (_joined([arrow_column(f[name]) for f in frames]) for name in ("key", "value"))
+    partition, offset = (
+        np.concatenate([f[name].to_numpy(dtype=np.int64) for f in frames] or [np.zeros(0, int)])
+        for name in ("partition", "offset")
     )
-    rejects = _rejects(
-        reason[~ok], values[~ok], position["partition"][~ok], position["offset"][~ok]
+    order = kafka_order(partition, offset)
+    decoded = _Decoded(keys, values, envelope)
+    good = decoded.good[order]
+    rows, bad = order[good], order[~good]
+    pairs, first = pd.factorize(decoded.pair[rows])  # pairs in order of their first record
+    thing_of, things = pd.factorize(np.asarray(decoded.pair_things, dtype=object)[first])
+    quantity_of, quantities = pd.factorize(np.asarray(decoded.pair_quantities, dtype=object)[first])
+    records = KafkaRecords(
+        things=CodedNames(thing_of[pairs], things.tolist(), first_seen=True),
+        quantities=CodedNames(quantity_of[pairs], quantities.tolist(), first_seen=True),
+        t=decoded.t[rows],
+        v=decoded.v[rows],
+        partition=partition[rows],
+        offset=offset[rows],
+        values=values,
+        at=rows,
     )
-    return records, rejects
+    reasons = [decoded.reasons[i] for i in bad.tolist()]
+    raw = values.take(pa.array(bad)).to_pylist()
+    return records, _rejects(reasons, raw, partition[bad], offset[bad])
 
 
-def rejected(records: pd.DataFrame, mask: np.ndarray, reason: str) -> pd.DataFrame:
-    """The `records` (of `decode_rows`) where `mask` is set, as rejects with `reason`."""
-    chosen = records[mask]
-    return _rejects(
-        [reason] * len(chosen),
-        chosen["value"].to_numpy(dtype=object),
-        chosen["partition"].to_numpy(),
-        chosen["offset"].to_numpy(),
-    )
+def _joined(arrays: list[pa.ChunkedArray]) -> pa.ChunkedArray:
+    chunks = [chunk for array in arrays for chunk in array.chunks]
+    return pa.chunked_array(chunks, type=pa.binary())
+
+
+class _Decoded:
+    """Every row of a call decoded, in the rows' order: `good`, and for a good row its `pair`
+    (an index into `pair_things` and `pair_quantities`), `t` and `v`; for a bad one its reason
+    (`reasons`, by row)."""
+
+    def __init__(self, keys: pa.ChunkedArray, values: pa.ChunkedArray, envelope: str) -> None:
+        n = len(values)
+        self.reasons: dict[int, str] = {}
+        if envelope == "none" and n:
+            scanned = scan_records(values, keys)
+            self.good, self.t, self.v = scanned.certain, scanned.t, scanned.v
+            self.pair = self._pairs_of_keys(keys, scanned.thing_bytes)
+        else:
+            self.good = np.zeros(n, dtype=bool)
+            self.t, self.v = np.full(n, np.nan), np.full(n, np.nan)
+            self.pair = np.zeros(n, dtype=np.int64)
+            self.pair_things, self.pair_quantities = [], []
+        self._decode_one_by_one(keys, values, envelope)
+
+    def _pairs_of_keys(self, keys: pa.ChunkedArray, thing_bytes: np.ndarray) -> np.ndarray:
+        """Each certain row's pair: its key's code; the thing is the key's first thing_bytes
+        bytes. A row whose thing is cut elsewhere in the same key (a dot in the thing) than
+        the one taken for that key goes one by one."""
+        encoded = keys.dictionary_encode().combine_chunks()
+        codes = encoded.indices.fill_null(0).to_numpy().astype(np.int64)  # no key: not certain
+        names = encoded.dictionary.to_pylist()
+        certain = np.flatnonzero(self.good)
+        cut = np.full(len(names), -1, dtype=np.int64)  # -1: a key of no certain row
+        cut[codes[certain]] = thing_bytes[certain]
+        self.good[certain[cut[codes[certain]] != thing_bytes[certain]]] = False
+        cuts = zip(names, cut.tolist(), strict=True)  # a certain row's key is ASCII
+        split = [
+            (key[:k].decode(), key[k + 1 :].decode()) if k >= 0 else ("", "") for key, k in cuts
+        ]
+        self.pair_things = [thing for thing, _ in split]
+        self.pair_quantities = [quantity for _, quantity in split]
+        return codes
+
+    def _decode_one_by_one(
+        self, keys: pa.ChunkedArray, values: pa.ChunkedArray, envelope: str
+    ) -> None:
+        rows = np.flatnonzero(~self.good)
+        if not len(rows):
+            return
+        taken = pa.array(rows)
+        decode = _DECODERS[envelope]
+        pair_codes: dict[tuple[str, str], int] = {}
+        for i, key, value in zip(
+            rows.tolist(), keys.take(taken).to_pylist(), values.take(taken).to_pylist(), strict=True
+        ):
+            record = decode(value)
+            if isinstance(record, str):
+                self.reasons[i] = record
+                continue
+            thing, quantity, self.t[i], self.v[i] = record
+            wrong = _wrong_key(key, thing, quantity)
+            if wrong is not None:
+                self.reasons[i] = wrong
+                continue
+            self.good[i] = True
+            pair = (thing, quantity)
+            if pair not in pair_codes:
+                pair_codes[pair] = len(self.pair_things)
+                self.pair_things.append(thing)
+                self.pair_quantities.append(quantity)
+            self.pair[i] = pair_codes[pair]
+
+
+def _wrong_key(key: bytes | None, thing: str, quantity: str) -> str | None:
+    """Why `key` is not the record's key thing.quantity; None when it is."""
+    expected = f"{thing}.{quantity}"
+    if key is None:
+        return f"no key: a record's key is its thing.quantity, here {expected}"
+    if key == expected.encode("utf-8", "surrogatepass"):
+        return None
+    return f"key {_text(key)!r} is not the record's thing.quantity {expected}"
+
+
+def _text(key: bytes) -> str:
+    try:
+        return key.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return key.decode("utf-8", "backslashreplace")
 
 
 def _rejects(reasons, values, partitions, offsets) -> pd.DataFrame:
     """Rejects as `decode_rows` gives them: reason, raw (the Kafka value), partition, offset."""
     return pd.DataFrame(
-        {
-            "reason": reasons,
-            "raw": values,
-            "partition": partitions,
-            "offset": offsets,
-        }
+        {"reason": reasons, "raw": values, "partition": partitions, "offset": offsets},
+        columns=list(REJECT_COLUMNS),
     )
-
-
-def decode_values(values: Sequence[bytes | None], envelope: str) -> dict[str, np.ndarray]:
-    """Columns thing, quantity, t, v and reason (None for a record) of Kafka values."""
-    if envelope not in _DECODERS:
-        raise ValueError(f"unknown envelope {envelope!r}: none, json or protobuf")
-    if envelope == "none":
-        fast = _plain_json_columns(values)
-        if fast is not None:
-            return fast
-    return _columns([_DECODERS[envelope](value) for value in values])
-
-
-def _plain_json_columns(values: Sequence[bytes | None]) -> dict[str, np.ndarray] | None:
-    """The fast path for plain JSON: the columns when every value is a good record, else None.
-
-    msgspec decodes each value straight into the four typed fields (strict JSON; a boolean, null
-    or text where a number belongs, a missing field or a value that is no object fails it), one
-    C call per value, ~0.5 µs a record less than a dict per value from orjson; anything it
-    refuses, and empty names or an infinite time, go the slow way, value by value, with reasons.
-    """
-    count = len(values)
-    if count == 0:
-        return _columns([])
-    try:
-        records = list(map(_PLAIN_RECORD.decode, values))
-    except (msgspec.DecodeError, ValueError, TypeError, RecursionError):
-        return None  # e.g. a None value (TypeError), nesting past msgspec's depth limit
-    things, quantities = (
-        np.fromiter(map(field, records), dtype=object, count=count) for field in _FIELDS[:2]
-    )
-    t, v = (
-        np.fromiter(map(field, records), dtype=np.float64, count=count) for field in _FIELDS[2:]
-    )
-    if (things == "").any() or (quantities == "").any() or not np.isfinite(t).all():
-        return None
-    return {
-        "thing": things,
-        "quantity": quantities,
-        "t": t,
-        "v": v,
-        "reason": np.full(count, None, dtype=object),
-    }
-
-
-def _columns(decoded: list[RecordOrReason]) -> dict[str, np.ndarray]:
-    count = len(decoded)
-    columns: dict[str, np.ndarray] = {
-        "thing": np.full(count, None, dtype=object),
-        "quantity": np.full(count, None, dtype=object),
-        "t": np.full(count, np.nan),
-        "v": np.full(count, np.nan),
-        "reason": np.full(count, None, dtype=object),
-    }
-    for i, item in enumerate(decoded):
-        if isinstance(item, str):
-            columns["reason"][i] = item
-        else:
-            columns["thing"][i], columns["quantity"][i], columns["t"][i], columns["v"][i] = item
-    return columns
-
-
-def _key_mismatches(
-    keys: np.ndarray, decoded: dict[str, np.ndarray], reason: np.ndarray
-) -> np.ndarray:
-    """`reason`, plus a reason for each record whose key is not its thing.quantity."""
-    ok = np.flatnonzero(np.equal(reason, None))
-    wrong = ok[keys[ok] != _thing_quantities(decoded["thing"][ok], decoded["quantity"][ok])]
-    if not len(wrong):
-        return reason
-    reason = reason.copy()
-    for i, key in zip(wrong, keys[wrong], strict=True):
-        expected_key = f"{decoded['thing'][i]}.{decoded['quantity'][i]}"
-        if key is None:
-            reason[i] = f"no key: a record's key is its thing.quantity, here {expected_key}"
-        else:
-            reason[i] = f"key {key!r} is not the record's thing.quantity {expected_key}"
-    return reason
-
-
-def _thing_quantities(things: np.ndarray, quantities: np.ndarray) -> np.ndarray:
-    """`thing.quantity` of each record, the text of each distinct pair made once (half the
-    time of joining the columns, which makes two new texts per record)."""
-    thing_codes, thing_names = pd.factorize(things)
-    quantity_codes, quantity_names = pd.factorize(quantities)
-    count = len(quantity_names)
-    pairs, distinct = pd.factorize(thing_codes * count + quantity_codes)
-    texts = [f"{thing_names[p // count]}.{quantity_names[p % count]}" for p in distinct.tolist()]
-    return np.array(texts, dtype=object).take(pairs)
 
 
 def _plain_json(value: bytes | None) -> RecordOrReason:

@@ -33,7 +33,8 @@ def kafka_machine_records(
     starting_offsets: str = "earliest",
     max_offsets_per_trigger: int | None = None,
 ) -> DataFrame:
-    """`topic` (read_committed) as rows (bucket, key, value, partition, offset), values undecoded.
+    """`topic` (read_committed) as rows (bucket, key, value, partition, offset), keys and values
+    as Kafka gave them (binary).
 
     `bucket` stands for a hash of the key's thing (its text up to the first dot) modulo
     `buckets`, −1 without a key: many things are grouped into one stateful call, and a thing's
@@ -55,7 +56,7 @@ def kafka_machine_records(
     bucket = F.when(key.isNotNull(), F.element_at(labels, (index + 1).cast("int")))
     return rows.select(
         bucket.otherwise(F.lit(-1)).cast("int").alias("bucket"),
-        key.alias("key"),
+        "key",
         "value",
         "partition",
         "offset",

@@ -16,9 +16,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.jobs.output_rows import OutputRows, output_schema
-from statestream.jobs.record_decoding import decode_rows, rejected
+from statestream.jobs.record_decoding import decode_rows
 from statestream.jobs.stats_processor import StatsTopics
 from statestream.stats import (
     SeriesStep,
@@ -45,14 +44,13 @@ def stats_rows(
     """The output rows of one call: `rows` (Kafka rows of a bucket), each series' windows kept
     in `windows_state` (the processor's MapState by (thing, component)); `component` finds the
     component in a quantity (vaPower_C11 → C11)."""
-    frame = kafka_ordered(rows)
     out = _Output(topics, spec)
-    out.records = len(frame)
-    frame, rejects = decode_rows(frame, "none")
+    records, rejects = decode_rows(rows, "none")
+    out.records = len(records) + len(rejects)
     out.malformed(rejects)
-    finite = np.isfinite(frame["v"].to_numpy())
-    out.malformed(rejected(frame, ~finite, "result is not a finite number"))
-    frame = frame[finite]
+    finite = np.isfinite(records.v)
+    out.malformed(records.rejected(np.flatnonzero(~finite), "result is not a finite number"))
+    frame = records.frame()[finite]
     components = frame["quantity"].str.extract(component)["c"]
     out.other = int(components.isna().sum())
     frame = frame.assign(component=components)[components.notna()]

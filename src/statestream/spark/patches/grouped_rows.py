@@ -8,11 +8,16 @@ workers' time. `grouped_frames` gives the same frames from runs of equal keys fo
 slices of the converted batch, and `install` puts it in the serializer's place; the worker daemon
 (`statestream.spark.patches.python_daemon`) installs it before it forks the workers.
 
-What the processor receives is unchanged: for each key, frames of at most
-`spark.sql.execution.arrow.maxRecordsPerBatch` rows (and `maxBytesPerBatch`, when set) that
-continue across Arrow batches, with the keys and column types of the row-at-a-time path, which
-builds each frame from Python values: whole numbers int64, floats float64, and an object column
-typed by the values in that frame (booleans without a null are `bool`).
+The processor receives what the row-at-a-time path gives, but for binary columns: for each key,
+frames of at most `spark.sql.execution.arrow.maxRecordsPerBatch` rows (and `maxBytesPerBatch`,
+when set) that continue across Arrow batches, with the keys and column types of the row-at-a-time
+path, which builds each frame from Python values: whole numbers int64, floats float64, and an
+object column typed by the values in that frame (booleans without a null are `bool`).
+
+A binary column that is not a grouping key (a Kafka value, say) stays in Arrow: a pandas column
+of `pd.ArrowDtype(pa.binary())` on the batch's own buffers, no Python `bytes` per row. A
+processor reads it as Arrow (`jobs.kafka_rows.arrow_column`, a compiled decoder reads the values
+in place) or as Python objects (`jobs.kafka_rows.python_objects`, `None` for a null).
 """
 
 from __future__ import annotations
@@ -125,9 +130,13 @@ def _to_pandas(serializer, batch):
     import pandas as pd
     import pyarrow as pa
 
+    keys = set(serializer.key_offsets)
+    table = pa.Table.from_batches([batch])
     columns = [
-        serializer.arrow_to_pandas(column, i)
-        for i, column in enumerate(pa.Table.from_batches([batch]).itercolumns())
+        _arrow_backed(pd, column, name)
+        if i not in keys and pa.types.is_binary(column.type)
+        else serializer.arrow_to_pandas(column, i)
+        for i, (name, column) in enumerate(zip(table.column_names, table.columns, strict=True))
     ]
     frame = pd.concat(columns, axis=1)
     fields = collections.namedtuple("Pandas", [str(c) for c in frame.columns], rename=True)._fields
@@ -139,6 +148,11 @@ def _to_pandas(serializer, batch):
             if (dtype.kind in "iu" and dtype != np.uint64) or dtype.kind == "f"
         }
     )
+
+
+def _arrow_backed(pd, column, name: str):
+    """A binary column as a pandas column on its Arrow buffers (no copy, no object per row)."""
+    return pd.Series(pd.arrays.ArrowExtensionArray(column), name=name, copy=False)
 
 
 def _runs(frame, key_offsets: list[int]) -> Iterator[tuple[tuple, int, int]]:
