@@ -6,6 +6,8 @@ import itertools
 import json
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 
 from statestream.jobs.output_rows import OutputRows, records, value_runs
 from statestream.join import CodedNames, JoinedPairs, JoinSpec
@@ -84,3 +86,21 @@ def test_a_block_of_coded_things_packs_as_texts_and_runs_do() -> None:
     assert by_block.count("pair") == len(codes)
     texts = [value.decode() for _, _, value in records("out", b["keys"][0], b["values"][0])]
     assert [json.loads(text)["thing"] for text in texts] == things.tolist()
+
+
+def test_dead_letters_of_an_arrow_backed_raw_column_keep_a_missing_value_missing() -> None:
+    raw = pd.Series(pd.arrays.ArrowExtensionArray(pa.array([b"{oops", None], pa.binary())))
+    rejects = pd.DataFrame(
+        {"reason": ["bad JSON", "empty message"], "raw": raw, "partition": [0, 1], "offset": [5, 6]}
+    )
+    rows = OutputRows()
+    rows.add_dead_letters("geo", "dead", "in", rejects)
+    frame = rows.frame({}, "records long")
+    sent = [
+        json.loads(v)
+        for _, _, v in records(frame["topic"][0], frame["keys"][0], frame["values"][0])
+    ]
+    assert [(s["reason"], s["raw"], s["offset"]) for s in sent] == [
+        ("bad JSON", "{oops", 5),
+        ("empty message", None, 6),
+    ]

@@ -1,10 +1,10 @@
 """One call of the streaming join's processor: Kafka rows → engine → output rows.
 
 The rows of a call (a bucket of things) arrive unordered: `jobs.record_decoding` decodes them
-and puts them back in Kafka offset order. A call's records go out
-packed, one row per kind (`pair`, `late`, `malformed`) and topic, then a `figures` row with the
-counts that the query reports as metrics (`jobs.output_rows`). `jobs.join_processor` imports
-this module on its first call.
+and puts them back in Kafka offset order. A call's records go out packed, one row per kind
+(`pair`, `late`, `malformed`) and topic, then a `figures` row with the counts that the query
+reports as metrics (`jobs.output_rows`). `jobs.join_processor` imports this module on its
+first call.
 """
 
 from __future__ import annotations
