@@ -6,8 +6,8 @@ straight from Arrow's buffers, with no Python object per record, and says for ea
 *certain*: a record that `json.loads` followed by `formats.narrow_record` would read the same way,
 with the same numbers. Anything else is left to that path, value by value (it knows the reasons):
 
-- not one JSON object of strings, numbers, `true`, `false` and `null`; a text with an escape, a
-  control character or a byte outside ASCII; a field given twice; a missing or empty field;
+- not one JSON object of strings, numbers, `true`, `false` and `null` in UTF-8; a text with an
+  escape or a control character; a field given twice; a missing or empty field;
 - a key that is not the record's `thing.quantity`.
 
 A number is read exactly as Python reads it: with one rounding when its digits fit a double and
@@ -155,16 +155,44 @@ def _digit(b, p, e):
 @njit(cache=True, nogil=True, inline="always")
 def _text_end(b, p, e):
     """The index of the closing quote of the text whose opening quote is b[p]; −1 if it has an
-    escape, a control character or a byte outside ASCII, or no end."""
+    escape, a control character, bytes that are no UTF-8 (as Python's strict decoder reads it)
+    or no end."""
     p += 1
     while p < e:
         c = b[p]
         if c == _QUOTE:
             return p
-        if c == _BACKSLASH or c < 32 or c >= 128:
+        if c == _BACKSLASH or c < 32:
             return -1
-        p += 1
+        p = p + 1 if c < 128 else _utf8_end(b, p, e)
+        if p < 0:
+            return -1
     return -1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _utf8_end(b, p, e):
+    """The end of the UTF-8 character of 2 to 4 bytes that starts at b[p]; −1 if none does
+    (no overlong form, no surrogate, nothing past U+10FFFF: RFC 3629, as Python decodes)."""
+    c = b[p]
+    if 0xC2 <= c <= 0xDF:
+        count, low, high = 1, 0x80, 0xBF
+    elif 0xE0 <= c <= 0xEF:
+        count = 2
+        low = 0xA0 if c == 0xE0 else 0x80
+        high = 0x9F if c == 0xED else 0xBF
+    elif 0xF0 <= c <= 0xF4:
+        count = 3
+        low = 0x90 if c == 0xF0 else 0x80
+        high = 0x8F if c == 0xF4 else 0xBF
+    else:
+        return -1
+    if p + count >= e or not low <= b[p + 1] <= high:
+        return -1
+    for k in range(2, count + 1):
+        if not 0x80 <= b[p + k] <= 0xBF:
+            return -1
+    return p + count + 1
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -178,7 +178,7 @@ class _Decoded:
         cut = np.full(len(names), -1, dtype=np.int64)  # -1: a key of no certain row
         cut[codes[certain]] = thing_bytes[certain]
         self.good[certain[cut[codes[certain]] != thing_bytes[certain]]] = False
-        cuts = zip(names, cut.tolist(), strict=True)  # a certain row's key is ASCII
+        cuts = zip(names, cut.tolist(), strict=True)  # a certain row's key is UTF-8
         split = [
             (key[:k].decode(), key[k + 1 :].decode()) if k >= 0 else ("", "") for key, k in cuts
         ]
