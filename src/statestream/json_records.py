@@ -10,10 +10,10 @@ with the same numbers. Anything else is left to that path, value by value (it kn
   escape or a control character; a field given twice; a missing or empty field;
 - a key that is not the record's `thing.quantity`.
 
-A number is read exactly as Python reads it: with one rounding when its digits fit a double and
-its power of ten is at most 22 either way (Clinger's fast path), else by Eisel and Lemire's
-algorithm when its significant digits are at most 19. A value with a number past that (more
-digits, a subnormal or infinite value, a tie too close to call) is left to `json.loads` too.
+A number is read exactly as Python reads it (`json_numbers.read_number`: Clinger's fast path,
+else Eisel and Lemire's algorithm, up to 19 significant digits); a value with a number past that
+(more digits, a subnormal or infinite value, a tie too close to call) is left to `json.loads`
+too.
 
     >>> values = pa.array([b'{"thing": "R1", "quantity": "s", "phenomenonTime": 5, "result": 1.5}',
     ...                    b'{"thing": "R1"}', b'{"thing": "R2", "quantity": "s",'
@@ -25,13 +25,13 @@ digits, a subnormal or infinite value, a tie too close to call) is left to `json
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 from numba import njit, types
-from numba.cpython.unsafe.numbers import leading_zeros
+
+from statestream.json_numbers import read_number
 
 _U1 = types.Array(types.uint8, 1, "C", readonly=True)
 _I8 = types.Array(types.int64, 1, "C", readonly=True)
@@ -43,35 +43,7 @@ _NAME_STARTS = np.cumsum([0, *(len(name) for name in _FIELD_NAMES)]).astype(np.i
 _LITERALS = (b"true", b"false", b"null")
 _WORDS = np.frombuffer(b"".join(_LITERALS), dtype=np.uint8)
 _WORD_STARTS = np.cumsum([0, *(len(word) for word in _LITERALS)]).astype(np.int64)
-_POWERS = np.array([float(10**k) for k in range(23)])  # exact doubles
-_SMALLEST_POWER, _LARGEST_POWER = -342, 308  # of ten, read by `_eisel_lemire`
-
-
-def _powers_of_five() -> np.ndarray:
-    """5^q for q in −342 … 308 in 128 bits, normalized (high bit set), as (high, low) pairs:
-    truncated for q ≥ 0, rounded up past 64 significant bits for q < 0 (fast_float's table)."""
-    table = []
-    for q in range(_SMALLEST_POWER, _LARGEST_POWER + 1):
-        five = 5 ** abs(q)
-        if q < 0:
-            z = five.bit_length() if five & (five - 1) else five.bit_length() - 1
-            bits = z + 127 if q >= -27 else 2 * z + 128
-            five = 2**bits // five + 1
-        while five < 1 << 127:
-            five <<= 1
-        while five >= 1 << 128:
-            five >>= 1
-        table += [five >> 64, five & (2**64 - 1)]
-    return np.array(table, dtype=np.uint64)
-
-
-_FIVES = _powers_of_five()
-_U64 = np.uint64
-_ZERO, _ONE, _THREE, _TEN = _U64(0), _U64(1), _U64(3), _U64(10)
-_U32, _U63, _LOW32, _ALL_ONES = _U64(32), _U64(63), _U64(2**32 - 1), _U64(2**64 - 1)
-_NINE_BITS = _U64(0x1FF)  # below a product's 55 high bits (52 + 3 of fast_float)
-_EXACT, _TWO_52, _TWO_53 = _U64(2**53), _U64(2**52), _U64(2**53)
-_QUOTE, _BACKSLASH, _COLON, _COMMA, _DOT, _MINUS, _PLUS = 34, 92, 58, 44, 46, 45, 43
+_QUOTE, _BACKSLASH, _COLON, _COMMA, _DOT, _MINUS = 34, 92, 58, 44, 46, 45
 
 
 @dataclass(frozen=True)
@@ -148,11 +120,6 @@ def _skip_blanks(b, p, e):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _digit(b, p, e):
-    return p < e and 48 <= b[p] <= 57
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _text_end(b, p, e):
     """The index of the closing quote of the text whose opening quote is b[p]; −1 if it has an
     escape, a control character, bytes that are no UTF-8 (as Python's strict decoder reads it)
@@ -215,128 +182,15 @@ def _field(b, start, end):
 
 
 @njit(cache=True, nogil=True)
-def _number(b, p, e):
-    """The JSON number from b[p]: (end, value, exact); end −1 when none starts there. Not
-    exact: more than 19 significant digits, a power of ten past ±308, or a value that is
-    subnormal, infinite or too close to a tie for `_eisel_lemire`."""
-    negative = p < e and b[p] == _MINUS
-    if negative:
-        p += 1
-    if not _digit(b, p, e):
-        return -1, 0.0, False
-    mantissa, digits, power, exact, integer = _ZERO, 0, 0, True, True
-    if b[p] == 48:  # a leading zero is the whole integer part: "01" is no number
-        p += 1
-    else:
-        while _digit(b, p, e):
-            if digits < 19:
-                mantissa = _TEN * mantissa + _U64(b[p] - 48)
-                digits += 1
-            else:
-                exact = False
-            p += 1
-    if p < e and b[p] == _DOT:
-        integer = False
-        p += 1
-        if not _digit(b, p, e):
-            return -1, 0.0, False
-        while _digit(b, p, e):
-            d = b[p] - 48
-            if digits < 19:
-                if mantissa or d:  # leading zeros are no significant digits
-                    mantissa = _TEN * mantissa + _U64(d)
-                    digits += 1
-                power -= 1
-            elif d:
-                exact = False
-            p += 1
-    if p < e and (b[p] == 101 or b[p] == 69):  # e, E
-        integer = False
-        p += 1
-        sign = 1
-        if p < e and (b[p] == _PLUS or b[p] == _MINUS):
-            sign = -1 if b[p] == _MINUS else 1
-            p += 1
-        if not _digit(b, p, e):
-            return -1, 0.0, False
-        exponent = 0
-        while _digit(b, p, e):
-            if exponent < 100000:
-                exponent = 10 * exponent + (b[p] - 48)
-            p += 1
-        power += sign * exponent
-    if not exact:
-        return p, 0.0, False
-    if mantissa == _ZERO:  # json.loads reads "-0" as the integer 0, "-0.0" as -0.0
-        return p, -0.0 if negative and not integer else 0.0, True
-    if mantissa <= _EXACT and -22 <= power <= 22:  # Clinger's fast path: one rounding
-        value = float(mantissa)
-        if power >= 0:
-            value *= _POWERS[power]
-        else:
-            value /= _POWERS[-power]
-    else:
-        value, exact = _eisel_lemire(mantissa, power)
-    return p, -value if negative else value, exact
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _product(a, b):
-    """The 128-bit product of two uint64 as (high, low) halves."""
-    a0, a1, b0, b1 = a & _LOW32, a >> _U32, b & _LOW32, b >> _U32
-    low_low, low_high, high_low = a0 * b0, a0 * b1, a1 * b0
-    middle = high_low + (low_low >> _U32) + (low_high & _LOW32)
-    high = a1 * b1 + (middle >> _U32) + (low_high >> _U32)
-    return high, (middle << _U32) | (low_low & _LOW32)
-
-
-@njit(cache=True, nogil=True)
-def _eisel_lemire(w, q):
-    """w · 10^q (w > 0) correctly rounded: (value, True); (0.0, False) where the algorithm
-    cannot tell (Lemire, "Number Parsing at a Gigabyte per Second", 2021: fast_float's
-    `compute_float`), or the value is subnormal or infinite."""
-    if q < _SMALLEST_POWER or q > _LARGEST_POWER:
-        return 0.0, False
-    shifted = np.int64(leading_zeros(w))
-    w = w << _U64(shifted)
-    index = 2 * (q - _SMALLEST_POWER)
-    high, low = _product(w, _FIVES[index])
-    if high & _NINE_BITS == _NINE_BITS:  # the truncated power may matter: its low half too
-        second_high, _ = _product(w, _FIVES[index + 1])
-        low = low + second_high
-        if second_high > low:
-            high += _ONE
-    if low == _ALL_ONES and not -27 <= q <= 55:
-        return 0.0, False
-    upper = np.int64(high >> _U63)
-    shift = _U64(upper + 9)
-    mantissa = high >> shift
-    power2 = (((152170 + 65536) * q) >> 16) + 63 + upper - shifted + 1023
-    if power2 <= 0:
-        return 0.0, False
-    tie = low <= _ONE and -4 <= q <= 23 and mantissa & _THREE == _ONE
-    if tie and (mantissa << shift) == high:  # exactly between two doubles: round to even
-        mantissa &= ~_ONE
-    mantissa += mantissa & _ONE
-    mantissa >>= _ONE
-    if mantissa >= _TWO_53:
-        mantissa = _TWO_52
-        power2 += 1
-    if power2 >= 0x7FF:
-        return 0.0, False
-    return math.ldexp(float(mantissa | _TWO_52), power2 - 1075), True
-
-
-@njit(cache=True, nogil=True)
 def _other_end(b, p, e):
     """The end of a value of a field that is not the record's (text, number or literal); −1
-    for anything else (an object, an array or a number past `_number` is left to Python)."""
+    for anything else (an object, an array or a number past `read_number` is left to Python)."""
     c = b[p]
     if c == _QUOTE:
         end = _text_end(b, p, e)
         return end + 1 if end >= 0 else -1
     if c == _MINUS or 48 <= c <= 57:  # json.loads refuses an integer of 4,301 digits
-        end, _, exact = _number(b, p, e)
+        end, _, exact = read_number(b, p, e)
         return end if exact else -1
     for w in range(3):
         first, last = _WORD_STARTS[w], _WORD_STARTS[w + 1]
@@ -386,7 +240,7 @@ def _record(b, p, e):
                 quantity_start, quantity_end = p + 1, end
             p = end + 1
         elif f == 2 or f == 3:
-            end, x, exact = _number(b, p, e)
+            end, x, exact = read_number(b, p, e)
             if end < 0 or not exact:
                 return uncertain
             if f == 2:
