@@ -54,8 +54,8 @@ def json_lines(
     text = orjson.dumps(fractional, option=orjson.OPT_SERIALIZE_NUMPY)
     written = _written(
         codes,
-        *_packed(heads),
-        *_packed(texts),
+        *packed(heads),
+        *packed(texts),
         values,
         np.frombuffer(text, dtype=np.uint8),
         first,
@@ -63,8 +63,9 @@ def json_lines(
     return written.tobytes()
 
 
-def _packed(pieces: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
-    """Byte strings as one array of their bytes and the offsets of each (one more)."""
+def packed(pieces: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Byte strings as one array of their bytes and the offsets of each (one more): what the
+    compiled loops (here and `json_records`) index."""
     offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(piece) for piece in pieces])
     return np.frombuffer(b"".join(pieces) or b"\0", dtype=np.uint8), offsets
@@ -163,7 +164,7 @@ def _fractional(values):
 
 @njit(_U1(_I8, _BYTES, _I8, _BYTES, _I8, _F8_2D, _BYTES, _I8), cache=True, nogil=True)
 def _written(codes, head_data, head_offsets, text_data, text_offsets, values, orjson_text, first):
-    """The lines' bytes: heads and texts given packed (`_packed`), the number columns as the
+    """The lines' bytes: heads and texts given packed (`packed`), the number columns as the
     rows of `values`, and orjson's text of their `_fractional` values, which start for column
     j at `first[j]`."""
     k, n = values.shape

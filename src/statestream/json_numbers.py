@@ -49,7 +49,7 @@ _U64 = np.uint64
 _ZERO, _ONE, _THREE, _TEN = _U64(0), _U64(1), _U64(3), _U64(10)
 _U32, _U63, _LOW32, _ALL_ONES = _U64(32), _U64(63), _U64(2**32 - 1), _U64(2**64 - 1)
 _NINE_BITS = _U64(0x1FF)  # below a product's 55 high bits (52 + 3 of fast_float)
-_EXACT, _TWO_52, _TWO_53 = _U64(2**53), _U64(2**52), _U64(2**53)
+_TWO_52, _TWO_53 = _U64(2**52), _U64(2**53)  # a mantissa up to 2**53 is a double as it is
 _DOT, _MINUS, _PLUS = 46, 45, 43
 
 
@@ -114,7 +114,7 @@ def read_number(b, p, e):
         return p, 0.0, False
     if mantissa == _ZERO:  # json.loads reads "-0" as the integer 0, "-0.0" as -0.0
         return p, -0.0 if negative and not integer else 0.0, True
-    if mantissa <= _EXACT and -22 <= power <= 22:  # Clinger's fast path: one rounding
+    if mantissa <= _TWO_53 and -22 <= power <= 22:  # Clinger's fast path: one rounding
         value = float(mantissa)
         if power >= 0:
             value *= _POWERS[power]

@@ -31,18 +31,15 @@ import numpy as np
 import pyarrow as pa
 from numba import njit, types
 
+from statestream.json_lines import packed
 from statestream.json_numbers import read_number
 
 _U1 = types.Array(types.uint8, 1, "C", readonly=True)
 _I8 = types.Array(types.int64, 1, "C", readonly=True)
 _BOOLS = types.Array(types.boolean, 1, "C", readonly=True)
 
-_FIELD_NAMES = (b"thing", b"quantity", b"phenomenonTime", b"result")
-_NAMES = np.frombuffer(b"".join(_FIELD_NAMES), dtype=np.uint8)
-_NAME_STARTS = np.cumsum([0, *(len(name) for name in _FIELD_NAMES)]).astype(np.int64)
-_LITERALS = (b"true", b"false", b"null")
-_WORDS = np.frombuffer(b"".join(_LITERALS), dtype=np.uint8)
-_WORD_STARTS = np.cumsum([0, *(len(word) for word in _LITERALS)]).astype(np.int64)
+_NAMES, _NAME_STARTS = packed([b"thing", b"quantity", b"phenomenonTime", b"result"])
+_WORDS, _WORD_STARTS = packed([b"true", b"false", b"null"])  # JSON's literals
 _QUOTE, _BACKSLASH, _COLON, _COMMA, _DOT, _MINUS = 34, 92, 58, 44, 46, 45
 
 
