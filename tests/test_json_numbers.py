@@ -14,22 +14,23 @@ from hypothesis import strategies as st
 from statestream.json_numbers import read_number
 
 
-def _read(text: str) -> tuple[int, float, bool]:
+def read_text(text: str) -> tuple[int, float, bool]:
+    """`read_number` of `text` (also used by `test_json_records`)."""
     data = np.frombuffer(text.encode(), dtype=np.uint8)
     return read_number(data, 0, len(data))
 
 
-def _bits(x: float) -> bytes:
+def bits(x: float) -> bytes:
     return struct.pack("<d", x)
 
 
 def _assert_read_as_json_reads(text: str) -> bool:
     """The number `text` is read to its end, and exactly as json.loads reads it (then float),
     or handed to Python; True if read in the kernel."""
-    end, value, exact = _read(text)
+    end, value, exact = read_text(text)
     assert end == len(text.encode())
     if exact:
-        assert _bits(value) == _bits(float(json.loads(text))), text
+        assert bits(value) == bits(float(json.loads(text))), text
     return exact
 
 
@@ -70,13 +71,13 @@ def test_digits_and_powers_of_ten_are_read_exactly_or_left_to_python(
 def test_the_common_numbers_need_no_python() -> None:
     for text in ("1554096380468", "-4.44", "138.37233616017767", "0.1", "1e-7", "-0", "2E3"):
         assert _assert_read_as_json_reads(text), text
-    assert _bits(_read("-0")[1]) == _bits(0.0)  # json.loads reads the integer 0
-    assert _bits(_read("-0.0")[1]) == _bits(-0.0)
+    assert bits(read_text("-0")[1]) == bits(0.0)  # json.loads reads the integer 0
+    assert bits(read_text("-0.0")[1]) == bits(-0.0)
     for text in ("1" * 25, "1e400", "4.9e-324", "0." + "1" * 30):  # past 19 digits, ±inf, tiny
         assert not _assert_read_as_json_reads(text), text
 
 
 @pytest.mark.parametrize("text", ["01", "1.", ".5", "+1", "-", "1e", "1e+", "0x10", "--1", "1.e3"])
 def test_what_is_no_json_number_is_not_read_as_one(text: str) -> None:
-    end, _, _ = _read(text)
+    end, _, _ = read_text(text)
     assert end < len(text)  # refused, or a shorter number that the record's syntax then refuses

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import struct
 
 import numpy as np
 import pyarrow as pa
@@ -13,23 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from statestream.formats import narrow_record
-from statestream.json_numbers import read_number
 from statestream.json_records import scan_records
 from tests.fuzz_inputs import FUZZ, hostile
+from tests.test_json_numbers import bits, doubles, read_text
 
 RECORD = {"thing": "R1", "quantity": "vaTorque_C11", "phenomenonTime": 5000, "result": 1.5}
-
-
-def _read(text: str) -> tuple[int, float, bool]:
-    data = np.frombuffer(text.encode(), dtype=np.uint8)
-    return read_number(data, 0, len(data))
-
-
-def _bits(x: float) -> bytes:
-    return struct.pack("<d", x)
-
-
-doubles = st.floats(allow_nan=False, allow_infinity=False)
 
 
 def _reference(value: bytes | None, key: bytes | None) -> tuple | None:
@@ -58,7 +45,7 @@ def _check(values: list[bytes | None], keys: list[bytes | None]) -> np.ndarray:
         thing, quantity, t, v = reference
         assert key == f"{thing}.{quantity}".encode()
         assert scanned.thing_bytes[i] == len(thing.encode())
-        assert (_bits(scanned.t[i]), _bits(scanned.v[i])) == (_bits(t), _bits(v)), value
+        assert (bits(scanned.t[i]), bits(scanned.v[i])) == (bits(t), bits(v)), value
     return scanned.certain
 
 
@@ -103,7 +90,7 @@ def _fits(value: bytes) -> bool:
     """Whether the value's numbers have at most 19 digits and a power of ten within ±308."""
     obj = json.loads(value)
     texts = [json.dumps(obj["phenomenonTime"]), json.dumps(obj["result"])]
-    return all(_read(text)[2] for text in texts)
+    return all(read_text(text)[2] for text in texts)
 
 
 @pytest.mark.parametrize(
