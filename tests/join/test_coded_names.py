@@ -19,9 +19,9 @@ from tests.join.test_things import PROPERTY, _columns, assert_same_steps, cases
 PAIR_FIELDS = ("left_t", "left_v", "left_pos", "right_t", "right_v", "right_pos", "result")
 
 
-def _coded(names: np.ndarray, rng: np.random.Generator) -> CodedNames:
-    """`names` as codes into a shuffled dictionary that has an unused name too."""
-    dictionary = sorted({str(n) for n in names.tolist()} | {"unused"})
+def _coded(names: np.ndarray, rng: np.random.Generator, unused: bool = True) -> CodedNames:
+    """`names` as codes into a shuffled dictionary that has an unused name too, if `unused`."""
+    dictionary = sorted({str(n) for n in names.tolist()} | ({"unused"} if unused else set()))
     rng.shuffle(dictionary)
     index = {name: k for k, name in enumerate(dictionary)}
     return CodedNames(np.array([index[n] for n in names.tolist()], dtype=np.int32), dictionary)
@@ -40,8 +40,10 @@ def _same_output(got, expected) -> None:
 
 
 @PROPERTY
-@given(cases(), st.integers(0, 2**32 - 1))
-def test_coded_names_join_as_names(case, seed: int) -> None:
+@given(cases(), st.integers(0, 2**32 - 1), st.booleans())
+def test_coded_names_join_as_names(case, seed: int, unused_quantity: bool) -> None:
+    """Without an unused quantity name, a batch whose quantities are all of a spec takes the
+    router's compiled split (`keys.sided_rows`); others take the general way."""
     specs, records, splits = case
     rng = np.random.default_rng(seed)
     by_name, by_code = JoinRouter(specs), JoinRouter(specs)
@@ -50,7 +52,8 @@ def test_coded_names_join_as_names(case, seed: int) -> None:
         end = start + splits[k % len(splits)]
         things, quantities, t, v, pos = _columns(records, start, end)
         expected = by_name.process(things, quantities, t, v, pos)
-        got = by_code.process(_coded(things, rng), _coded(quantities, rng), t, v, pos)
+        coded_quantities = _coded(quantities, rng, unused_quantity)
+        got = by_code.process(_coded(things, rng), coded_quantities, t, v, pos)
         _same_output(got, expected)
         start, k = end, k + 1
     _same_output(by_code.finish(), by_name.finish())

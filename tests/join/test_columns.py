@@ -1,8 +1,9 @@
 """The column helpers of the engine of many things against plain definitions.
 
-Name codes, grouping by thing, the merge of rows in thing order, the neighbour lookups and the
-merge sort of a thing's records are faster forms of a dict, a stable sort, a count and a sort
-(several are compiled loops); each must give exactly what its plain form gives.
+Name codes, the split of records by side, grouping by thing, the merge of rows in thing order,
+the neighbour lookups and the merge sort of a thing's records are faster forms of a dict, a
+selection, a stable sort, a count and a sort (several are compiled loops); each must give
+exactly what its plain form gives.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from statestream.join.keys import Groups
+from statestream.join.keys import Groups, sided_rows
 from statestream.join.names import NameCodes
 from statestream.join.router import JoinRouter
 from statestream.join.spec import JoinSpec
@@ -59,6 +60,31 @@ def test_groups_equal_a_stable_sort_by_code(codes: list[int], spread: int) -> No
     assert groups.codes.tolist() == distinct.tolist()
     assert groups.starts.tolist() == starts.tolist()
     assert groups.sizes.tolist() == sizes.tolist()
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2)), max_size=40),
+    st.lists(st.sampled_from([0, 1, -1]), min_size=3, max_size=3),
+    st.booleans(),
+)
+def test_sided_rows_equal_a_split_by_side(records, sides: list[int], with_pos: bool) -> None:
+    """Each side's records in arrival order, from read-only columns (as Arrow gives them)."""
+    things = np.array([r[0] for r in records], dtype=np.int32)
+    quantities = np.array([r[1] for r in records], dtype=np.int32)
+    thing_of_name = np.array([40, 30, 20, 10, 0], dtype=np.int64)
+    side_of_name = np.array(sides, dtype=np.int8)
+    t, v = np.arange(len(records)) * 1.5, np.arange(len(records)) * -2.0
+    pos = np.arange(len(records), dtype=np.int64) + 100 if with_pos else None
+    for column in (things, quantities, t, v):
+        column.flags.writeable = False
+    got = sided_rows(things, thing_of_name, quantities, side_of_name, t, v, pos)
+    for side, (rows, thing, t_side, v_side, pos_side) in enumerate(got):
+        expected = np.flatnonzero(side_of_name[quantities] == side)
+        assert rows.tolist() == expected.tolist()
+        assert thing.tolist() == thing_of_name[things[expected]].tolist()
+        assert t_side.tolist() == t[expected].tolist()
+        assert v_side.tolist() == v[expected].tolist()
+        assert pos_side.tolist() == (expected if pos is None else pos[expected]).tolist()
 
 
 @st.composite

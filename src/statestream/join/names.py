@@ -89,23 +89,31 @@ class NameCodes:
         """The code of each record of a coded column, as `self(column.decoded().tolist())`
         gives them: each distinct name is looked up once, and where some are new, those that
         occur are added in order of their first record."""
-        records = np.asarray(column.codes, dtype=_I8)
+        if len(column) == 0 or not len(column.names):
+            return np.empty(0, dtype=_I8)
+        return self.of_names(column).take(np.asarray(column.codes, dtype=_I8))
+
+    def of_names(self, column: CodedNames) -> np.ndarray:
+        """The code of each of a coded column's names (`of` is this taken by the records'
+        codes): names new here that occur are added in order of their first record; a name
+        that occurs in no record gets code 0 if it is new."""
         names = list(column.names)
-        if len(records) == 0 or not names:
+        if not names:
             return np.empty(0, dtype=_I8)
         try:
             found = itemgetter(*names)(self.codes)
-            mine = np.fromiter((found,) if len(names) == 1 else found, _I8, count=len(names))
+            return np.fromiter((found,) if len(names) == 1 else found, _I8, count=len(names))
         except KeyError:
             if column.first_seen:
-                return self(names).take(records)
-            first = np.full(len(names), len(records), dtype=_I8)
-            np.minimum.at(first, records, np.arange(len(records), dtype=_I8))
-            used = np.flatnonzero(first < len(records))
-            used = used.take(np.argsort(first.take(used), kind="stable"))
-            mine = np.zeros(len(names), dtype=_I8)
-            mine[used] = self([names[k] for k in used.tolist()])
-        return mine.take(records)
+                return self(names)
+        records = np.asarray(column.codes, dtype=_I8)
+        first = np.full(len(names), len(records), dtype=_I8)
+        np.minimum.at(first, records, np.arange(len(records), dtype=_I8))
+        used = np.flatnonzero(first < len(records))
+        used = used.take(np.argsort(first.take(used), kind="stable"))
+        mine = np.zeros(len(names), dtype=_I8)
+        mine[used] = self([names[k] for k in used.tolist()])
+        return mine
 
     def _add(self, names: list) -> None:
         codes = self.codes

@@ -22,7 +22,7 @@ from typing import overload
 import numpy as np
 
 from statestream.join.engine import ComplementJoin, JoinedPairs, JoinStep, SeriesVerdicts
-from statestream.join.keys import Groups
+from statestream.join.keys import Groups, sided_rows
 from statestream.join.names import CodedNames, NameCodes
 from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows
@@ -109,6 +109,8 @@ class JoinRouter:
         t = np.asarray(t, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
         pos = None if pos is None else np.asarray(pos, dtype=_I8)  # None: the row numbers
+        if self._all_coded(things, quantities):
+            return self._process_coded(things, quantities, t, v, pos)
         sides = self._sides(quantities)
         selected = self._selected(quantities, sides)
         if selected is None:
@@ -123,7 +125,35 @@ class JoinRouter:
         for index, (is_left, is_right) in enumerate(sides):
             rows = (np.flatnonzero(is_left), np.flatnonzero(is_right))
             if len(rows[0]) or len(rows[1]):
-                parts.append(self._process_spec(index, rows, codes, t, v, pos))
+                left, right = (
+                    Rows(codes.take(r), t.take(r), v.take(r), r if pos is None else pos.take(r))
+                    for r in rows
+                )
+                parts.append(self._process_spec(index, rows, left, right))
+        return RoutedSteps(parts, self._names)
+
+    def _all_coded(self, things, quantities) -> bool:
+        """Whether both columns are coded and each quantity name is of a spec."""
+        if not (isinstance(things, CodedNames) and isinstance(quantities, CodedNames)):
+            return False
+        if len(things) == 0:
+            return False
+        return set(quantities.names) <= {q for spec in self.specs for q in (spec.left, spec.right)}
+
+    def _process_coded(self, things: CodedNames, quantities: CodedNames, t, v, pos) -> RoutedSteps:
+        """`process` of coded columns whose records are all of a spec's quantity: each spec's
+        sides split from the codes in one compiled pass (`keys.sided_rows`)."""
+        thing_of_name = self._things.of_names(things)
+        names = np.asarray(quantities.names, dtype=object)
+        parts = []
+        for index, (is_left, is_right) in enumerate(self._sides(names)):
+            side_of_name = np.where(is_left, 0, np.where(is_right, 1, -1)).astype(np.int8)
+            left, right = sided_rows(
+                things.codes, thing_of_name, quantities.codes, side_of_name, t, v, pos
+            )
+            if len(left[0]) or len(right[0]):
+                rows = (left[0], right[0])
+                parts.append(self._process_spec(index, rows, Rows(*left[1:]), Rows(*right[1:])))
         return RoutedSteps(parts, self._names)
 
     def _selected(self, quantities, sides) -> np.ndarray | None:
@@ -179,11 +209,8 @@ class JoinRouter:
         known = self._quantities([q for spec in self.specs for q in (spec.left, spec.right)])
         return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
 
-    def _process_spec(self, index, rows, codes, t, v, pos) -> _Part:
-        left, right = (
-            Rows(codes.take(r), t.take(r), v.take(r), r if pos is None else pos.take(r))
-            for r in rows
-        )
+    def _process_spec(self, index, rows, left: Rows, right: Rows) -> _Part:
+        """Spec `index`'s step of its records of each side (`rows`: their row numbers)."""
         groups = (Groups.of(left.thing), Groups.of(right.thing))
         join = self._joins[index]
         join.reserve(len(self._names))
