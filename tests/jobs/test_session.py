@@ -10,6 +10,7 @@ from statestream.config import load_settings
 from statestream.environment import find_java
 from statestream.errors import EnvironmentProblem
 from statestream.jobs.session import (
+    RAISED_JIT_THRESHOLDS,
     ROCKSDB_PROVIDER,
     connector_jars,
     spark_options,
@@ -93,8 +94,10 @@ def test_java_options_go_to_the_driver_and_the_executors(tmp_path: Path, java_op
     options = spark_options(settings)
     driver = options["spark.driver.extraJavaOptions"].split()
     assert driver[0].startswith("-Dlog4j2.configurationFile=file:")  # ours stays first
-    # the driver's whole heap from the start, the default collector, then java_options
-    assert driver[1:] == ["-Xms2g", "-XX:+UseParallelGC", *java_options.split()]
+    # the driver's whole heap from the start, the default collector, the raised JIT
+    # thresholds, then java_options
+    jit = list(RAISED_JIT_THRESHOLDS)
+    assert driver[1:] == ["-Xms2g", "-XX:+UseParallelGC", *jit, *java_options.split()]
     assert options["spark.executor.extraJavaOptions"].split() == driver[2:]
 
 
@@ -119,7 +122,11 @@ def test_the_garbage_collector_goes_to_every_jvm_once(
 ) -> None:
     settings = load_settings(
         paths={"data_dir": tmp_path},
-        spark={"garbage_collector": collector, "java_options": java_options},
+        spark={
+            "garbage_collector": collector,
+            "java_options": java_options,
+            "raised_jit_thresholds": False,
+        },
     )
     options = spark_options(settings)
     assert options["spark.driver.extraJavaOptions"].split()[2:] == expected.split()
@@ -137,10 +144,25 @@ def test_the_garbage_collector_goes_to_every_jvm_once(
     ],
 )
 def test_the_driver_starts_with_its_whole_heap(tmp_path: Path, section: dict, driver: str) -> None:
-    settings = load_settings(paths={"data_dir": tmp_path}, spark={"java_options": "", **section})
+    settings = load_settings(
+        paths={"data_dir": tmp_path},
+        spark={"java_options": "", "raised_jit_thresholds": False, **section},
+    )
     options = spark_options(settings)
     assert options["spark.driver.extraJavaOptions"].split()[1:] == driver.split()
     assert "-Xms" not in options["spark.executor.extraJavaOptions"].replace("-Xms1g", "")
+
+
+def test_raised_jit_thresholds_go_to_every_jvm_and_java_options_win(tmp_path: Path) -> None:
+    """A JVM takes the last of a flag given twice: a threshold in java_options wins."""
+    mine = "-XX:Tier4InvocationThreshold=7000"
+    settings = load_settings(paths={"data_dir": tmp_path}, spark={"java_options": mine})
+    options = spark_options(settings)
+    executor = options["spark.executor.extraJavaOptions"].split()
+    assert executor == ["-XX:+UseParallelGC", *RAISED_JIT_THRESHOLDS, mine]
+    assert options["spark.driver.extraJavaOptions"].split()[2:] == executor
+    off = load_settings(paths={"data_dir": tmp_path}, spark={"raised_jit_thresholds": False})
+    assert "Tier4" not in spark_options(off)["spark.executor.extraJavaOptions"]
 
 
 def test_missing_java_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -173,6 +173,13 @@ class SparkSettings(_Section):
         "GC threads: on 2 cores ~5 % more records/s and ~0.2 s off a 250 k-pair release; "
         "pauses stop all threads) or g1 (Java's default); ignored when java_options chooses one",
     )
+    raised_jit_thresholds: bool = Field(
+        True,
+        description="raise the JVMs' thresholds for compiling a method with C2 (HotSpot's "
+        "optimizing compiler) about threefold: on 2 cores C2 otherwise spends a young JVM's "
+        "first minutes on lukewarm code, with CPU the tasks need (the pipeline bench: ~8 % more "
+        "records/s); false: HotSpot's own; Tier4 flags in java_options win",
+    )
     java_options: str = Field(
         "",
         description="extra options of Spark's driver and executor JVMs; e.g. "

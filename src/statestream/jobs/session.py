@@ -88,7 +88,7 @@ def spark_options(
     """
     spark = settings.spark
     log4j = resources.files("statestream.jobs") / "log4j2.properties"
-    java = jvm_options(spark.java_options, spark.garbage_collector)
+    java = jvm_options(spark.java_options, spark.garbage_collector, spark.raised_jit_thresholds)
     heap = _initial_heap(spark.driver_memory, spark.fixed_heap)
     driver_java = " ".join(
         part for part in (f"-Dlog4j2.configurationFile=file:{log4j}", heap, java) if part
@@ -129,13 +129,26 @@ _CHOSEN_COLLECTOR = re.compile(
 )
 
 
-def jvm_options(java_options: str, garbage_collector: str) -> str:
-    """The options of Spark's JVMs: the garbage collector, then `java_options` (a JVM refuses
-    two collectors, so one chosen there wins and `garbage_collector` is left out)."""
+# HotSpot's thresholds for compiling a method with C2, its optimizing compiler, about three
+# times its defaults (5000, 600, 15000 and 40000 in Java 17): on two cores C2 otherwise spends a
+# young JVM's first minutes on lukewarm code, with CPU the tasks need (README, "raised JIT
+# thresholds")
+RAISED_JIT_THRESHOLDS = (
+    "-XX:Tier4InvocationThreshold=15000",
+    "-XX:Tier4MinInvocationThreshold=2400",
+    "-XX:Tier4CompileThreshold=30000",
+    "-XX:Tier4BackEdgeThreshold=120000",
+)
+
+
+def jvm_options(java_options: str, garbage_collector: str, raised_jit_thresholds: bool) -> str:
+    """The options of Spark's JVMs: the garbage collector, the JIT's thresholds if raised, then
+    `java_options` (a JVM takes the last of a flag given twice, so those there win; and it
+    refuses two collectors, so one chosen there wins and `garbage_collector` is left out)."""
     java = java_options.strip()
-    if _CHOSEN_COLLECTOR.search(java):
-        return java
-    return f"{_COLLECTORS[garbage_collector]} {java}".strip()
+    jit = " ".join(RAISED_JIT_THRESHOLDS) if raised_jit_thresholds else ""
+    collector = "" if _CHOSEN_COLLECTOR.search(java) else _COLLECTORS[garbage_collector]
+    return " ".join(part for part in (collector, jit, java) if part)
 
 
 def _initial_heap(driver_memory: str, fixed_heap: bool) -> str:
