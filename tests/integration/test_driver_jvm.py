@@ -1,4 +1,5 @@
-"""The driver's JVM runs with the heap and the garbage collector the settings give it."""
+"""The driver's JVM runs with the heap, the garbage collector and the JIT thresholds the
+settings give it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pyspark.sql import SparkSession
 
 from statestream.config import Settings
 from statestream.config.sections import jvm_memory_size
+from statestream.jobs.session import RAISED_JIT_THRESHOLDS
 
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _YOUNG_COLLECTORS = {"parallel": "PS Scavenge", "g1": "G1 Young Generation"}
@@ -32,3 +34,17 @@ def test_the_driver_runs_the_chosen_collector(spark: SparkSession, settings: Set
     beans = _management(spark).getGarbageCollectorMXBeans()
     names = [bean.getName() for bean in beans]
     assert _YOUNG_COLLECTORS[settings.spark.garbage_collector] in names
+
+
+def test_the_driver_runs_with_the_raised_jit_thresholds(
+    spark: SparkSession, settings: Settings
+) -> None:
+    if not settings.spark.raised_jit_thresholds or "Tier4" in settings.spark.java_options:
+        pytest.skip("these settings leave the JIT's thresholds to the JVM or to java_options")
+    jvm = spark.sparkContext._jvm
+    hotspot = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+        jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean")
+    )
+    for flag in RAISED_JIT_THRESHOLDS:
+        name, value = flag.removeprefix("-XX:").split("=")
+        assert hotspot.getVMOption(name).getValue() == value
