@@ -102,8 +102,9 @@ def sided_rows(
 ) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
     """One join spec's records of each side, from coded columns, in one compiled pass.
 
-    `things`, `quantities`: each record's name codes; `thing_of_name`: the thing code of each
-    thing name, `side_of_name`: the side of each quantity name (0 left, 1 right, -1 neither).
+    `things`, `quantities`: each record's name codes, which must index `thing_of_name` (the
+    thing code of each thing name) and `side_of_name` (the side of each quantity name: 0 left,
+    1 right, -1 neither); `CodedNames` checks its codes so, the kernel does not.
     Returns per side (rows, thing, t, v, pos) in arrival order: `rows` are the records' indices,
     `pos` their positions (the rows themselves if `pos` is None).
 
@@ -131,10 +132,10 @@ def _read_only(dtype: types.Type) -> types.Array:
 
 
 _CODES, _SIDES = _read_only(types.int32), _read_only(types.int8)
-_THINGS, _NUMBERS = _read_only(types.int64), _read_only(types.float64)
+_INTEGERS, _NUMBERS = _read_only(types.int64), _read_only(types.float64)
 
 
-@kernel(_CODES, _THINGS, _CODES, _SIDES, _NUMBERS, _NUMBERS, _THINGS, types.boolean)
+@kernel(_CODES, _INTEGERS, _CODES, _SIDES, _NUMBERS, _NUMBERS, _INTEGERS, types.boolean)
 def _sided(things, thing_of_name, quantities, side_of_name, t, v, pos, no_pos):
     """`sided_rows`: count each side's records, then copy them in one pass without a branch on
     the side (it alternates unpredictably): the left ones go to the front of each column, the
