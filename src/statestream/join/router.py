@@ -58,6 +58,7 @@ class JoinRouter:
         load_engine: Callable[[str, int], ComplementJoin | None] | None = None,
     ) -> None:
         self.specs = list(specs)
+        self._spec_quantities = {q for spec in self.specs for q in (spec.left, spec.right)}
         self._load_engine = load_engine
         self._joins = [ThingsJoin(spec) for spec in self.specs]
         self._things = NameCodes()
@@ -136,9 +137,7 @@ class JoinRouter:
         """Whether both columns are coded and each quantity name is of a spec."""
         if not (isinstance(things, CodedNames) and isinstance(quantities, CodedNames)):
             return False
-        if len(things) == 0:
-            return False
-        return set(quantities.names) <= {q for spec in self.specs for q in (spec.left, spec.right)}
+        return len(things) > 0 and set(quantities.names) <= self._spec_quantities
 
     def _process_coded(self, things: CodedNames, quantities: CodedNames, t, v, pos) -> RoutedSteps:
         """`process` of coded columns whose records are all of a spec's quantity: each spec's
@@ -159,10 +158,8 @@ class JoinRouter:
     def _selected(self, quantities, sides) -> np.ndarray | None:
         """Which records are of a spec's quantity; None if all are (known from the names alone
         when they are coded and each is a spec's)."""
-        if isinstance(quantities, CodedNames):
-            spec_quantities = {q for spec in self.specs for q in (spec.left, spec.right)}
-            if set(quantities.names) <= spec_quantities:
-                return None
+        if isinstance(quantities, CodedNames) and set(quantities.names) <= self._spec_quantities:
+            return None
         selected = np.zeros(len(quantities), dtype=bool)
         for is_left, is_right in sides:
             selected |= is_left | is_right
