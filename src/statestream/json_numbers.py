@@ -54,7 +54,7 @@ _DOT, _MINUS, _PLUS = 46, 45, 43
 
 
 @njit(cache=True, nogil=True, inline="always")
-def digit(b, p, e):
+def _digit(b, p, e):
     """Whether b[p] is a decimal digit (and p before the end e)."""
     return p < e and 48 <= b[p] <= 57
 
@@ -67,13 +67,13 @@ def read_number(b, p, e):
     negative = p < e and b[p] == _MINUS
     if negative:
         p += 1
-    if not digit(b, p, e):
+    if not _digit(b, p, e):
         return -1, 0.0, False
     mantissa, digits, power, exact, integer = _ZERO, 0, 0, True, True
     if b[p] == 48:  # a leading zero is the whole integer part: "01" is no number
         p += 1
     else:
-        while digit(b, p, e):
+        while _digit(b, p, e):
             if digits < 19:
                 mantissa = _TEN * mantissa + _U64(b[p] - 48)
                 digits += 1
@@ -83,9 +83,9 @@ def read_number(b, p, e):
     if p < e and b[p] == _DOT:
         integer = False
         p += 1
-        if not digit(b, p, e):
+        if not _digit(b, p, e):
             return -1, 0.0, False
-        while digit(b, p, e):
+        while _digit(b, p, e):
             d = b[p] - 48
             if digits < 19:
                 if mantissa or d:  # leading zeros are no significant digits
@@ -102,10 +102,10 @@ def read_number(b, p, e):
         if p < e and (b[p] == _PLUS or b[p] == _MINUS):
             sign = -1 if b[p] == _MINUS else 1
             p += 1
-        if not digit(b, p, e):
+        if not _digit(b, p, e):
             return -1, 0.0, False
         exponent = 0
-        while digit(b, p, e):
+        while _digit(b, p, e):
             if exponent < 100000:
                 exponent = 10 * exponent + (b[p] - 48)
             p += 1
