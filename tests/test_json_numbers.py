@@ -20,6 +20,9 @@ def read_text(text: str) -> tuple[int, float, bool]:
     return read_number(data, 0, len(data))
 
 
+read_text("0")  # numba compiles `read_number` on its first call: here, not in a test's deadline
+
+
 def bits(x: float) -> bytes:
     return struct.pack("<d", x)
 
