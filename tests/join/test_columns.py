@@ -68,7 +68,8 @@ def test_groups_equal_a_stable_sort_by_code(codes: list[int], spread: int) -> No
     st.booleans(),
 )
 def test_sided_rows_equal_a_split_by_side(records, sides: list[int], with_pos: bool) -> None:
-    """Each side's records in arrival order, from read-only columns (as Arrow gives them)."""
+    """Each side's records in thing order, each thing's in arrival order, with their groups,
+    from read-only columns (as Arrow gives them)."""
     things = np.array([r[0] for r in records], dtype=np.int32)
     quantities = np.array([r[1] for r in records], dtype=np.int32)
     thing_of_name = np.array([40, 30, 20, 10, 0], dtype=np.int64)
@@ -78,13 +79,16 @@ def test_sided_rows_equal_a_split_by_side(records, sides: list[int], with_pos: b
     for column in (things, quantities, t, v):
         column.flags.writeable = False
     got = sided_rows(things, thing_of_name, quantities, side_of_name, t, v, pos)
-    for side, (rows, thing, t_side, v_side, pos_side) in enumerate(got):
-        expected = np.flatnonzero(side_of_name[quantities] == side)
+    for side, ((rows, thing, t_side, v_side, pos_side), groups) in enumerate(got):
+        of_side = np.flatnonzero(side_of_name[quantities] == side)
+        expected = of_side[np.argsort(thing_of_name[things[of_side]], kind="stable")]
         assert rows.tolist() == expected.tolist()
         assert thing.tolist() == thing_of_name[things[expected]].tolist()
         assert t_side.tolist() == t[expected].tolist()
         assert v_side.tolist() == v[expected].tolist()
         assert pos_side.tolist() == (expected if pos is None else pos[expected]).tolist()
+        for name in ("order", "codes", "starts", "sizes"):
+            assert getattr(groups, name).tolist() == getattr(Groups.of(thing), name).tolist()
 
 
 @st.composite

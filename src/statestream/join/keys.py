@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import types
 
-from statestream.join.compiled import I8, kernel
+from statestream.join.compiled import I8, kernel, step
 
 _I8 = np.int64
 
@@ -99,22 +99,27 @@ def sided_rows(
     t: np.ndarray,
     v: np.ndarray,
     pos: np.ndarray | None,
-) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
-    """One join spec's records of each side, from coded columns, in one compiled pass.
+) -> tuple[tuple[tuple[np.ndarray, ...], Groups], tuple[tuple[np.ndarray, ...], Groups]]:
+    """One join spec's records of each side, from coded columns, grouped by thing, in one
+    compiled pass.
 
     `things`, `quantities`: each record's name codes, which must index `thing_of_name` (the
-    thing code of each thing name) and `side_of_name` (the side of each quantity name: 0 left,
-    1 right, -1 neither); `CodedNames` checks its codes so, the kernel does not.
-    Returns per side (rows, thing, t, v, pos) in arrival order: `rows` are the records' indices,
-    `pos` their positions (the rows themselves if `pos` is None).
+    thing code, ≥ 0, of each thing name) and `side_of_name` (the side of each quantity name: 0
+    left, 1 right, -1 neither); `CodedNames` checks its codes so, the kernel does not.
+    Returns per side its columns (rows, thing, t, v, pos) and their `Groups`. The records are
+    in thing order, each thing's in arrival order, so the groups' order is the identity: `rows`
+    are the records' indices, `pos` their positions (the rows themselves if `pos` is None).
 
-    >>> left, right = sided_rows(np.array([1, 0, 1]), np.array([7, 9]), np.array([0, 1, 1]),
-    ...                          np.array([0, 1], np.int8), np.arange(3.0), np.ones(3), None)
-    >>> left[0].tolist(), left[1].tolist(), right[1].tolist(), right[2].tolist()
-    ([0], [9], [7, 9], [1.0, 2.0])
+    >>> left, right = sided_rows(np.array([1, 0, 1, 0]), np.array([7, 9]), np.array([1, 1, 1, 0]),
+    ...                          np.array([0, 1], np.int8), np.arange(4.0), np.ones(4), None)
+    >>> (rows, thing, t, _, _), groups = right
+    >>> rows.tolist(), thing.tolist(), t.tolist(), groups.codes.tolist(), groups.sizes.tolist()
+    ([1, 0, 2], [7, 9, 9], [1.0, 0.0, 2.0], [7, 9], [1, 2])
+    >>> left[0][0].tolist(), left[1].codes.tolist()
+    ([3], [7])
     """
     no_pos = pos is None
-    return _sided(
+    left, right, left_groups, right_groups = _sided(
         np.asarray(things, np.int32),
         np.asarray(thing_of_name, _I8),
         np.asarray(quantities, np.int32),
@@ -123,6 +128,10 @@ def sided_rows(
         np.asarray(v, np.float64),
         np.empty(0, _I8) if no_pos else np.asarray(pos, _I8),
         no_pos,
+    )
+    return (
+        (left, Groups(np.arange(len(left[0]), dtype=_I8), *left_groups)),
+        (right, Groups(np.arange(len(right[0]), dtype=_I8), *right_groups)),
     )
 
 
@@ -135,32 +144,67 @@ _CODES, _SIDES = _read_only(types.int32), _read_only(types.int8)
 _INTEGERS, _NUMBERS = _read_only(types.int64), _read_only(types.float64)
 
 
+@step
+def _groups_counted(counts, at):
+    """The groups (codes, starts, sizes) of these counts by code, starts from 0; turns each
+    count into where its code's first record goes (from `at`)."""
+    n = 0
+    for size in counts:
+        n += size > 0
+    codes, starts, sizes = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    g, first = 0, at
+    for code in range(len(counts)):
+        size = counts[code]
+        if size:
+            codes[g], starts[g], sizes[g] = code, at - first, size
+            g += 1
+        counts[code] = at
+        at += size
+    return codes, starts, sizes
+
+
+@step
+def _fill_codes(thing, groups):
+    """Each group's code in its records' places."""
+    codes, starts, sizes = groups
+    for g in range(len(codes)):
+        thing[starts[g] : starts[g] + sizes[g]] = codes[g]
+
+
 @kernel(_CODES, _INTEGERS, _CODES, _SIDES, _NUMBERS, _NUMBERS, _INTEGERS, types.boolean)
 def _sided(things, thing_of_name, quantities, side_of_name, t, v, pos, no_pos):
-    """`sided_rows`: count each side's records, then copy them in one pass without a branch on
-    the side (it alternates unpredictably): the left ones go to the front of each column, the
-    right ones after them."""
-    n_left = n = 0
+    """`sided_rows` by counting: each thing's records of each side, then where each thing's
+    go (left before right, things in code order), then a copy of each record to its place (and
+    the things' codes from their groups: one place to write fewer per record)."""
+    size = 0
+    for code in thing_of_name:
+        size = max(size, code + 1)
+    fill = np.zeros((2, size), np.int64)  # counts, then where each thing's next record goes
     for i in range(len(quantities)):
         side = side_of_name[quantities[i]]
-        n_left += side == 0
-        n += side >= 0
+        if side >= 0:
+            fill[side, thing_of_name[things[i]]] += 1
+    n_left, n_right = fill[0].sum(), fill[1].sum()
+    n = n_left + n_right
+    groups = (_groups_counted(fill[0], 0), _groups_counted(fill[1], n_left))
     rows, thing = np.empty(n, np.int64), np.empty(n, np.int64)
     times, values = np.empty(n, np.float64), np.empty(n, np.float64)
     positions = rows if no_pos else np.empty(n, np.int64)
-    at = np.array([0, n_left], np.int64)
     for i in range(len(quantities)):
         side = side_of_name[quantities[i]]
         if side < 0:
             continue
-        k = at[side]
-        at[side] = k + 1
-        rows[k], thing[k], times[k], values[k] = i, thing_of_name[things[i]], t[i], v[i]
+        code = thing_of_name[things[i]]
+        k = fill[side, code]
+        fill[side, code] = k + 1
+        rows[k], times[k], values[k] = i, t[i], v[i]
         if not no_pos:
             positions[k] = pos[i]
+    _fill_codes(thing[:n_left], groups[0])
+    _fill_codes(thing[n_left:], groups[1])
     left = rows[:n_left], thing[:n_left], times[:n_left], values[:n_left], positions[:n_left]
     right = rows[n_left:], thing[n_left:], times[n_left:], values[n_left:], positions[n_left:]
-    return left, right
+    return left, right, groups[0], groups[1]
 
 
 def segment_bounds(things: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

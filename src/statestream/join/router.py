@@ -141,18 +141,20 @@ class JoinRouter:
 
     def _process_coded(self, things: CodedNames, quantities: CodedNames, t, v, pos) -> RoutedSteps:
         """`process` of coded columns whose records are all of a spec's quantity: each spec's
-        sides split from the codes in one compiled pass (`keys.sided_rows`)."""
+        sides split from the codes and grouped by thing in one compiled pass
+        (`keys.sided_rows`)."""
         thing_of_name = self._things.of_names(things)
         names = np.asarray(quantities.names, dtype=object)
         parts = []
         for index, (is_left, is_right) in enumerate(self._sides(names)):
             side_of_name = np.where(is_left, 0, np.where(is_right, 1, -1)).astype(np.int8)
-            left, right = sided_rows(
+            (left, left_groups), (right, right_groups) = sided_rows(
                 things.codes, thing_of_name, quantities.codes, side_of_name, t, v, pos
             )
             if len(left[0]) or len(right[0]):
-                rows = (left[0], right[0])
-                parts.append(self._process_spec(index, rows, Rows(*left[1:]), Rows(*right[1:])))
+                rows, groups = (left[0], right[0]), (left_groups, right_groups)
+                sides = Rows(*left[1:]), Rows(*right[1:])
+                parts.append(self._process_spec(index, rows, *sides, groups))
         return RoutedSteps(parts, self._names)
 
     def _selected(self, quantities, sides) -> np.ndarray | None:
@@ -206,9 +208,13 @@ class JoinRouter:
         known = self._quantities([q for spec in self.specs for q in (spec.left, spec.right)])
         return [(ids == known[2 * k], ids == known[2 * k + 1]) for k in range(len(self.specs))]
 
-    def _process_spec(self, index, rows, left: Rows, right: Rows) -> _Part:
-        """Spec `index`'s step of its records of each side (`rows`: their row numbers)."""
-        groups = (Groups.of(left.thing), Groups.of(right.thing))
+    def _process_spec(
+        self, index, rows, left: Rows, right: Rows, groups: tuple[Groups, Groups] | None = None
+    ) -> _Part:
+        """Spec `index`'s step of its records of each side (`rows`: their row numbers); `groups`:
+        their `Groups.of` their things, if the caller has them."""
+        if groups is None:
+            groups = (Groups.of(left.thing), Groups.of(right.thing))
         join = self._joins[index]
         join.reserve(len(self._names))
         if any((~join.known.take(g.codes)).any() for g in groups):  # new things: by first row
