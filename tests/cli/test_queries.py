@@ -6,8 +6,11 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
+from pathlib import Path
 
 import pytest
+from pyspark.sql import SparkSession
 
 from statestream.cli._queries import Watched, failure_reason, ran_a_batch, run_watched, watch
 
@@ -86,6 +89,8 @@ class _RunningQuery(_StoppedQuery):
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.isActive = True
+        self.status = {"isTriggerActive": False}
+        self.lastProgress = None
 
     def stop(self) -> None:
         self.isActive = False
@@ -114,7 +119,57 @@ def test_ctrl_c_stops_every_query_without_pysparks_handler(
         signal.signal(signal.SIGINT, before)
     assert not any(query.isActive for query in queries)
     assert capsys.readouterr().out.splitlines() == [
-        "stopping …",
+        "stopping … (each query after its running batch; Ctrl-C again: at once)",
         "query join stopped",
         "query stats stopped",
     ]
+
+
+def _slow_batches(frames):
+    for frame in frames:
+        time.sleep(1.5)
+        yield frame
+
+
+def _started_slow_query(spark: SparkSession, checkpoint: Path):
+    """A query of a rate source whose every batch takes ~1.5 s in its tasks."""
+    return (
+        spark.readStream.format("rate")
+        .option("rowsPerSecond", 20)
+        .option("numPartitions", 1)
+        .load()
+        .mapInPandas(_slow_batches, "timestamp timestamp, value long")
+        .writeStream.format("noop")
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(processingTime="100 milliseconds")
+        .start()
+    )
+
+
+def _inside_a_batch(query) -> int:
+    """Wait until a batch after the first runs, well inside its tasks; the last done before."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if query.lastProgress is not None and query.status["isTriggerActive"]:
+            time.sleep(0.5)
+            return query.lastProgress["batchId"]
+        time.sleep(0.02)
+    raise AssertionError("no batch ran")
+
+
+@pytest.mark.parametrize("wait_s", [10.0, 0.0])
+def test_a_stop_waits_for_the_running_batch(
+    spark: SparkSession, tmp_path: Path, wait_s: float
+) -> None:
+    """With a wait, the batch running at the stop ends and is recorded; without one, Spark's
+    stop cancels it (the next start would do it again)."""
+    query = _started_slow_query(spark, tmp_path / "checkpoint")
+    try:
+        done_before = _inside_a_batch(query)
+        Watched(query).stop(wait_s=wait_s)
+    finally:
+        query.stop()
+    assert not query.isActive
+    assert query.exception() is None
+    last = query.lastProgress["batchId"]
+    assert last == (done_before + 1 if wait_s else done_before)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 
     from statestream.config import Settings
 
+# how long Ctrl-C waits in all for the queries' running batches to end before it cancels them
+STOP_WAIT_S = 10.0
+_POLL_S = 0.02
 # statestream's Python errors, and the exactly-once Kafka sink's (io.statestream.kafka.WriteFailed)
 _STATESTREAM_ERROR = re.compile(r"(?:statestream\.errors\.\w+|io\.statestream\.\w+\.\w+): (.+)")
 
@@ -41,8 +45,29 @@ class Watched:
                 self.seen = progress["batchId"]
                 console.print(prefix + self.line(progress), highlight=False, markup=False)
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = 0.0) -> None:
+        """Stop the query; with `wait_s`, once the running batch has ended, if it ends within
+        `wait_s` seconds. Spark's `stop` cancels a running batch's tasks, which is safe (the
+        next start does that batch again) but logs each task's interruption as an error (a
+        Python worker that "exited unexpectedly", a state store's interrupted rollback). A
+        query with a backlog starts its next batch at once: that one is stopped as it starts,
+        before its tasks run."""
+        deadline = time.monotonic() + wait_s
+        ended = _progress_time(self.query)
+        while (
+            time.monotonic() < deadline
+            and self.query.isActive
+            and self.query.status.get("isTriggerActive")
+            and _progress_time(self.query) == ended
+        ):
+            time.sleep(_POLL_S)
         self.query.stop()
+
+
+def _progress_time(query: StreamingQuery) -> str | None:
+    """When the query's last trigger ended (a batch's, or an idle one's), as Spark reports it."""
+    progress = query.lastProgress
+    return None if progress is None else progress.get("timestamp")
 
 
 def run_watched(
@@ -90,9 +115,10 @@ def watch(queries: Sequence[Watched]) -> None:
                 watched.print_new_batches(prefix(watched))
                 _raise_if_failed(watched, queries)
         if interrupted.is_set():
-            console.print("stopping …")
+            console.print("stopping … (each query after its running batch; Ctrl-C again: at once)")
+            deadline = time.monotonic() + STOP_WAIT_S
             for watched in queries:
-                watched.stop()
+                watched.stop(wait_s=max(0.0, deadline - time.monotonic()))
         else:
             for watched in queries:
                 watched.print_new_batches(prefix(watched))
