@@ -66,13 +66,17 @@ def test_groups_equal_a_stable_sort_by_code(codes: list[int], spread: int) -> No
     st.lists(st.tuples(st.integers(0, 4), st.integers(0, 2)), max_size=40),
     st.lists(st.sampled_from([0, 1, -1]), min_size=3, max_size=3),
     st.booleans(),
+    st.sampled_from([1, 10**6]),
 )
-def test_sided_rows_equal_a_split_by_side(records, sides: list[int], with_pos: bool) -> None:
+def test_sided_rows_equal_a_split_by_side(
+    records, sides: list[int], with_pos: bool, spread: int
+) -> None:
     """Each side's records in thing order, each thing's in arrival order, with their groups,
-    from read-only columns (as Arrow gives them)."""
+    from read-only columns (as Arrow gives them); thing codes close together, or spread far
+    beyond the records (a router that has seen many more things)."""
     things = np.array([r[0] for r in records], dtype=np.int32)
     quantities = np.array([r[1] for r in records], dtype=np.int32)
-    thing_of_name = np.array([40, 30, 20, 10, 0], dtype=np.int64)
+    thing_of_name = np.array([40, 30, 20, 10, 0], dtype=np.int64) * spread
     side_of_name = np.array(sides, dtype=np.int8)
     t, v = np.arange(len(records)) * 1.5, np.arange(len(records)) * -2.0
     pos = np.arange(len(records), dtype=np.int64) + 100 if with_pos else None

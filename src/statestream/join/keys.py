@@ -145,20 +145,20 @@ _INTEGERS, _NUMBERS = _read_only(types.int64), _read_only(types.float64)
 
 
 @step
-def _groups_counted(counts, at):
-    """The groups (codes, starts, sizes) of these counts by code, starts from 0; turns each
-    count into where its code's first record goes (from `at`)."""
+def _groups_counted(counts, at, code_of_key):
+    """The groups (codes, starts, sizes) of these counts by key (their codes `code_of_key`),
+    starts from 0; turns each count into where its key's first record goes (from `at`)."""
     n = 0
     for size in counts:
         n += size > 0
     codes, starts, sizes = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
     g, first = 0, at
-    for code in range(len(counts)):
-        size = counts[code]
+    for key in range(len(counts)):
+        size = counts[key]
         if size:
-            codes[g], starts[g], sizes[g] = code, at - first, size
+            codes[g], starts[g], sizes[g] = code_of_key[key], at - first, size
             g += 1
-        counts[code] = at
+        counts[key] = at
         at += size
     return codes, starts, sizes
 
@@ -171,22 +171,39 @@ def _fill_codes(thing, groups):
         thing[starts[g] : starts[g] + sizes[g]] = codes[g]
 
 
+@step
+def _counting_keys(thing_of_name, records):
+    """What to count each name's records under, in thing order: its thing code, or, when the
+    codes spread far beyond the records (a router that has seen many more things), its rank
+    among the names by thing code; and the thing code of each key."""
+    size = 0
+    for code in thing_of_name:
+        size = max(size, code + 1)
+    if size <= 4 * records + 1024:
+        return thing_of_name, np.arange(size)
+    order = np.argsort(thing_of_name, kind="mergesort")
+    rank = np.empty(len(order), np.int64)
+    rank[order] = np.arange(len(order))
+    return rank, thing_of_name[order]
+
+
 @kernel(_CODES, _INTEGERS, _CODES, _SIDES, _NUMBERS, _NUMBERS, _INTEGERS, types.boolean)
 def _sided(things, thing_of_name, quantities, side_of_name, t, v, pos, no_pos):
     """`sided_rows` by counting: each thing's records of each side, then where each thing's
     go (left before right, things in code order), then a copy of each record to its place (and
     the things' codes from their groups: one place to write fewer per record)."""
-    size = 0
-    for code in thing_of_name:
-        size = max(size, code + 1)
-    fill = np.zeros((2, size), np.int64)  # counts, then where each thing's next record goes
+    key_of_name, code_of_key = _counting_keys(thing_of_name, len(quantities))
+    fill = np.zeros((2, len(code_of_key)), np.int64)  # counts, then where each key's next goes
     for i in range(len(quantities)):
         side = side_of_name[quantities[i]]
         if side >= 0:
-            fill[side, thing_of_name[things[i]]] += 1
+            fill[side, key_of_name[things[i]]] += 1
     n_left, n_right = fill[0].sum(), fill[1].sum()
     n = n_left + n_right
-    groups = (_groups_counted(fill[0], 0), _groups_counted(fill[1], n_left))
+    groups = (
+        _groups_counted(fill[0], 0, code_of_key),
+        _groups_counted(fill[1], n_left, code_of_key),
+    )
     rows, thing = np.empty(n, np.int64), np.empty(n, np.int64)
     times, values = np.empty(n, np.float64), np.empty(n, np.float64)
     positions = rows if no_pos else np.empty(n, np.int64)
@@ -194,9 +211,9 @@ def _sided(things, thing_of_name, quantities, side_of_name, t, v, pos, no_pos):
         side = side_of_name[quantities[i]]
         if side < 0:
             continue
-        code = thing_of_name[things[i]]
-        k = fill[side, code]
-        fill[side, code] = k + 1
+        key = key_of_name[things[i]]
+        k = fill[side, key]
+        fill[side, key] = k + 1
         rows[k], times[k], values[k] = i, t[i], v[i]
         if not no_pos:
             positions[k] = pos[i]
