@@ -125,34 +125,44 @@ def test_ctrl_c_stops_every_query_without_pysparks_handler(
     ]
 
 
-def _slow_batches(frames):
-    for frame in frames:
-        time.sleep(1.5)
-        yield frame
+def _slow_batches(marker: str):
+    """A function of each task's frames that marks, then sleeps 1.5 s, frame by frame."""
+
+    def batches(frames):
+        for frame in frames:
+            Path(marker).touch()
+            time.sleep(1.5)
+            yield frame
+
+    return batches
 
 
-def _started_slow_query(spark: SparkSession, checkpoint: Path):
-    """A query of a rate source whose every batch takes ~1.5 s in its tasks."""
+def _started_slow_query(spark: SparkSession, folder: Path):
+    """A query of a rate source whose every batch takes ~1.5 s in its task."""
     return (
         spark.readStream.format("rate")
         .option("rowsPerSecond", 20)
         .option("numPartitions", 1)
         .load()
-        .mapInPandas(_slow_batches, "timestamp timestamp, value long")
+        .mapInPandas(_slow_batches(str(folder / "in-a-task")), "timestamp timestamp, value long")
         .writeStream.format("noop")
-        .option("checkpointLocation", str(checkpoint))
+        .option("checkpointLocation", str(folder / "checkpoint"))
         .trigger(processingTime="100 milliseconds")
         .start()
     )
 
 
-def _inside_a_batch(query) -> int:
-    """Wait until a batch after the first runs, well inside its tasks; the last done before."""
+def _last_batch(query) -> int:
+    progress = query.lastProgress
+    return -1 if progress is None else progress["batchId"]
+
+
+def _inside_a_batch(query, folder: Path) -> int:
+    """Wait until a batch's task is in its sleep; the last batch done before it."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if query.lastProgress is not None and query.status["isTriggerActive"]:
-            time.sleep(0.5)
-            return query.lastProgress["batchId"]
+        if (folder / "in-a-task").exists():
+            return _last_batch(query)
         time.sleep(0.02)
     raise AssertionError("no batch ran")
 
@@ -161,15 +171,14 @@ def _inside_a_batch(query) -> int:
 def test_a_stop_waits_for_the_running_batch(
     spark: SparkSession, tmp_path: Path, wait_s: float
 ) -> None:
-    """With a wait, the batch running at the stop ends and is recorded; without one, Spark's
-    stop cancels it (the next start would do it again)."""
-    query = _started_slow_query(spark, tmp_path / "checkpoint")
+    """With a wait, the batch whose task runs at the stop ends and is recorded; without one,
+    Spark's stop cancels it (the next start would do it again)."""
+    query = _started_slow_query(spark, tmp_path)
     try:
-        done_before = _inside_a_batch(query)
+        done_before = _inside_a_batch(query, tmp_path)
         Watched(query).stop(wait_s=wait_s)
     finally:
         query.stop()
     assert not query.isActive
     assert query.exception() is None
-    last = query.lastProgress["batchId"]
-    assert last == (done_before + 1 if wait_s else done_before)
+    assert _last_batch(query) == (done_before + 1 if wait_s else done_before)
