@@ -65,24 +65,32 @@ class Groups:
         return cls(order, grouped[starts], starts, sizes)
 
 
+@step
+def _groups_counted(counts, at, code_of_key):
+    """The groups (codes, starts, sizes) of these counts by key (their codes `code_of_key`),
+    starts from 0; turns each count into where its key's first record goes (from `at`)."""
+    n = 0
+    for size in counts:
+        n += size > 0
+    codes, starts, sizes = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
+    g, first = 0, at
+    for key in range(len(counts)):
+        size = counts[key]
+        if size:
+            codes[g], starts[g], sizes[g] = code_of_key[key], at - first, size
+            g += 1
+        counts[key] = at
+        at += size
+    return codes, starts, sizes
+
+
 @kernel(I8)
 def _counted_groups(codes):
     """`Groups.of` by counting: codes ≥ 0, not many more distinct values than records."""
-    counts = np.zeros(codes.max() + 1, np.int64)
+    fill = np.zeros(codes.max() + 1, np.int64)  # counts, then where each code's next goes
     for c in codes:
-        counts[c] += 1
-    groups = 0
-    for size in counts:
-        groups += size > 0
-    group_codes, starts = np.empty(groups, np.int64), np.empty(groups, np.int64)
-    sizes, fill = np.empty(groups, np.int64), np.empty(len(counts), np.int64)
-    g = at = 0
-    for c in range(len(counts)):
-        fill[c] = at
-        if counts[c]:
-            group_codes[g], starts[g], sizes[g] = c, at, counts[c]
-            g += 1
-            at += counts[c]
+        fill[c] += 1
+    group_codes, starts, sizes = _groups_counted(fill, 0, np.arange(len(fill)))
     order = np.empty(len(codes), np.int64)
     for i in range(len(codes)):
         c = codes[i]
@@ -142,25 +150,6 @@ def _read_only(dtype: types.Type) -> types.Array:
 
 _CODES, _SIDES = _read_only(types.int32), _read_only(types.int8)
 _INTEGERS, _NUMBERS = _read_only(types.int64), _read_only(types.float64)
-
-
-@step
-def _groups_counted(counts, at, code_of_key):
-    """The groups (codes, starts, sizes) of these counts by key (their codes `code_of_key`),
-    starts from 0; turns each count into where its key's first record goes (from `at`)."""
-    n = 0
-    for size in counts:
-        n += size > 0
-    codes, starts, sizes = np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n, np.int64)
-    g, first = 0, at
-    for key in range(len(counts)):
-        size = counts[key]
-        if size:
-            codes[g], starts[g], sizes[g] = code_of_key[key], at - first, size
-            g += 1
-        counts[key] = at
-        at += size
-    return codes, starts, sizes
 
 
 @step
