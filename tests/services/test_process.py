@@ -13,6 +13,7 @@ from statestream.environment import find_executable
 from statestream.errors import EnvironmentProblem
 from statestream.services._process import (
     is_alive,
+    last_problem,
     owned_pid,
     port_listener,
     spawn,
@@ -73,3 +74,16 @@ def test_a_process_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
 def test_missing_program_says_run_make_setup() -> None:
     with pytest.raises(EnvironmentProblem, match=r"no-such-program is not installed .*make setup"):
         find_executable("no-such-program", "no-such-package")
+
+
+def test_last_problem_waits_for_a_settling_check_and_gives_up_on_a_lasting_one() -> None:
+    answers = iter(["broker 2 is not in the cluster's metadata", "only 1 of 3 brokers", None])
+    assert last_problem(lambda: next(answers), timeout_s=5.0, interval_s=0.01) is None
+    calls: list[int] = []
+
+    def lasting() -> str:
+        calls.append(1)
+        return f"refused, look {len(calls)}"
+
+    assert last_problem(lasting, timeout_s=0.05, interval_s=0.01).startswith("refused")
+    assert 2 <= len(calls) <= 7

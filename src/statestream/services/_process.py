@@ -128,6 +128,18 @@ def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: floa
         time.sleep(interval_s)
 
 
+def last_problem(
+    check: Callable[[], str | None], timeout_s: float, interval_s: float = 0.5
+) -> str | None:
+    """Call `check` until it finds no problem (None) or `timeout_s` passes; its last answer."""
+    deadline = time.monotonic() + timeout_s
+    problem = check()
+    while problem is not None and time.monotonic() < deadline:
+        time.sleep(interval_s)
+        problem = check()
+    return problem
+
+
 @dataclass(frozen=True)
 class PortListener:
     """A process listening on a TCP port (pid and command None when they cannot be seen)."""

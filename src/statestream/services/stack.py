@@ -21,6 +21,7 @@ from statestream.errors import EnvironmentProblem, ServiceError
 from statestream.services._process import (
     command_line,
     is_alive,
+    last_problem,
     log_tail,
     port_listener,
     read_pid,
@@ -38,6 +39,7 @@ from statestream.services.spark import spark_cluster
 _CLUSTER_PROCESS = re.compile(r"^(kafka(-\d+)?|spark-master|spark-worker-\d+)$")
 _STACK_FRAME = re.compile(r"^\s*(at |\.\.\. \d+ more|Caused by: )")
 _LOGGED_ERRORS = (" ERROR ", " FATAL ")
+HEALTH_SETTLE_S = 15.0  # how long a started service may take to pass its health check
 _ERROR_WORDS = ("ERROR", "Error", "error", "Exception", "FATAL", "fatal")
 
 State = Literal["started", "running", "unhealthy", "stopped", "not running", "external"]
@@ -268,7 +270,9 @@ def _wait_until_ready(service: LocalService, pid: int) -> None:
             "`statestream services down` and `up` again"
         )
     service.after_start()
-    problem = service.health()
+    # a service that has just answered may still be settling: a restarted Kafka broker can be
+    # missing from another broker's metadata for a moment, so one look is not the verdict
+    problem = last_problem(service.health, HEALTH_SETTLE_S)
     if problem is not None:
         raise ServiceError(
             f"{service.title} (pid {pid}) runs but {problem}; see {service.log_file}"
