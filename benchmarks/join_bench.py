@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from benchmarks.baseline_join import BaselineJoin
 from statestream.join import ComplementJoin, JoinRouter, JoinSpec, SeriesBatch
-from statestream.spark._bucket_join import arrow_coded_names
+from statestream.spark._bucket_join import arrow_coded_names, arrow_utf8_names
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/statestream/data/machine_events.jsonl"
 SAMPLE_SPEC = JoinSpec("actSpeed_C11", "vaTorque_C11", "vaPower_C11", function="power")
@@ -160,7 +160,8 @@ def engine_single(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figur
 
 def engine_many(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures:
     """The router on batches of Arrow string columns, as Spark's Arrow batches bring them: the
-    timed region includes dictionary-encoding things and quantities (`arrow_coded_names`)."""
+    timed region includes coding things (their bytes, `arrow_utf8_names`) and quantities
+    (`arrow_coded_names`)."""
     router, pairs, peak = JoinRouter([spec]), 0, 0
     quantities = np.where(columns.is_left, spec.left, spec.right).astype(object)
     batches = [
@@ -171,7 +172,7 @@ def engine_many(columns: Columns, spec: JoinSpec, batch: int = BATCH) -> Figures
     for k, (things, names) in enumerate(batches):
         part = slice(k * batch, (k + 1) * batch)
         steps = router.process(
-            arrow_coded_names(things), arrow_coded_names(names), columns.t[part], columns.v[part]
+            arrow_utf8_names(things), arrow_coded_names(names), columns.t[part], columns.v[part]
         )
         pairs += steps.pair_count  # the per-thing steps are built only when read
         peak = max(peak, router.state_size)

@@ -31,6 +31,8 @@ MODULES = [
     "statestream.join.compiled",
     "statestream.join.engine",
     "statestream.join.keys",
+    "statestream.join.name_index",
+    "statestream.join.names",
     "statestream.join.router",
     "statestream.join.spec",
     "statestream.join.things",

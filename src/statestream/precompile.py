@@ -4,6 +4,7 @@
 that no job's first batch waits for a compiler (~25 s, then loaded from the caches).
 """
 
+import statestream.join.name_index  # the names' bytes index (`Utf8Names`)
 import statestream.join.things  # the join engine's kernels
 import statestream.json_lines  # the pairs' JSON writer
 import statestream.json_records  # noqa: F401  the records' JSON reader

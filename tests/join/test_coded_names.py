@@ -1,4 +1,5 @@
-"""Names given as codes (`CodedNames`) join exactly as names given one by one.
+"""Names given as codes (`CodedNames`) or as bytes (`Utf8Names`) join exactly as names given one
+by one.
 
 The same records through two routers, one fed names, one fed codes into a dictionary in any
 order and with names no record has: the same steps, the same codes for the same things, the same
@@ -13,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from statestream.join import CodedNames, JoinRouter, export_state
-from statestream.join.names import NameCodes
+from statestream.join.names import NameCodes, Utf8Names
 from tests.join.test_things import PROPERTY, _columns, assert_same_steps, cases
 
 PAIR_FIELDS = ("left_t", "left_v", "left_pos", "right_t", "right_v", "right_pos", "result")
@@ -46,7 +47,7 @@ def test_coded_names_join_as_names(case, seed: int, unused_quantity: bool) -> No
     router's compiled split (`keys.sided_rows`); others take the general way."""
     specs, records, splits = case
     rng = np.random.default_rng(seed)
-    by_name, by_code = JoinRouter(specs), JoinRouter(specs)
+    by_name, by_code, by_bytes = JoinRouter(specs), JoinRouter(specs), JoinRouter(specs)
     start, k = 0, 0
     while start < len(records):
         end = start + splits[k % len(splits)]
@@ -55,11 +56,15 @@ def test_coded_names_join_as_names(case, seed: int, unused_quantity: bool) -> No
         coded_quantities = _coded(quantities, rng, unused_quantity)
         got = by_code.process(_coded(things, rng), coded_quantities, t, v, pos)
         _same_output(got, expected)
+        as_bytes = Utf8Names.of([str(thing) for thing in things.tolist()])
+        _same_output(by_bytes.process(as_bytes, coded_quantities, t, v, pos), expected)
         start, k = end, k + 1
-    _same_output(by_code.finish(), by_name.finish())
-    assert [(key, export_state(e)) for key, e in by_code.engines.items()] == [
-        (key, export_state(e)) for key, e in by_name.engines.items()
-    ]
+    expected = by_name.finish()
+    _same_output(by_code.finish(), expected)
+    _same_output(by_bytes.finish(), expected)
+    states = [(key, export_state(e)) for key, e in by_name.engines.items()]
+    for router in (by_code, by_bytes):
+        assert [(key, export_state(e)) for key, e in router.engines.items()] == states
 
 
 @given(st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), max_size=6))

@@ -1,14 +1,22 @@
 """`arrow_coded_names` gives Arrow's `dictionary_encode` codes and names for any string column,
-by the comparison path (few names of one byte length) and by the hash path alike."""
+by the comparison path (few names of one byte length) and by the hash path alike;
+`arrow_utf8_names` views the column's bytes where it has no nulls."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from statestream.spark._bucket_join import FEW_NAMES, _few_equal_width_names, arrow_coded_names
+from statestream.join.names import CodedNames, Utf8Names
+from statestream.spark._bucket_join import (
+    FEW_NAMES,
+    _few_equal_width_names,
+    arrow_coded_names,
+    arrow_utf8_names,
+)
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -82,3 +90,26 @@ def test_names_are_marked_in_order_of_first_record_only_without_an_order() -> No
     for values in (by_comparison, by_hash):
         assert arrow_coded_names(values).first_seen
         assert not arrow_coded_names(values, np.arange(len(values))[::-1].copy()).first_seen
+
+
+@PROPERTY
+@given(columns(), st.randoms(use_true_random=False))
+def test_utf8_names_view_the_values_of_a_column_without_nulls(column, random) -> None:
+    """Sliced, chunked or of large strings, in arrival order or another: the values' bytes."""
+    order = np.arange(len(column))
+    random.shuffle(order)
+    for taken in (None, order):
+        got = arrow_utf8_names(column, taken)
+        assert isinstance(got, Utf8Names)
+        values = column.to_pylist()
+        expected = values if taken is None else [values[k] for k in taken.tolist()]
+        assert got.decoded().tolist() == expected
+
+
+def test_utf8_names_refuse_records_without_a_name() -> None:
+    column = pa.array(["a", None, "b"])
+    assert isinstance(arrow_utf8_names(column.slice(0, 1)), Utf8Names)  # no null in the slice
+    with pytest.raises(ValueError, match="1 records without a name"):
+        arrow_utf8_names(column)
+    assert len(arrow_utf8_names(pa.array([], pa.string()))) == 0
+    assert isinstance(arrow_utf8_names(pa.array(["a"]).dictionary_encode()), CodedNames)

@@ -2,7 +2,9 @@
 
 A caller with dictionary-encoded columns (an Arrow dictionary array, a pandas categorical) passes
 `CodedNames`: the router then looks up each distinct name once, not each record's, and maps the
-records' codes with one numpy gather.
+records' codes with one numpy gather. A caller with strings as Arrow keeps them passes
+`Utf8Names`: a compiled index of the names' bytes codes them (`name_index`), with no Python
+string per record or per batch.
 
     >>> codes = NameCodes()
     >>> codes(["m2", "m1", "m2"]).tolist()
@@ -12,15 +14,22 @@ records' codes with one numpy gather.
     [0, 0, 1, 2]
     >>> codes.names
     ['m2', 'm1', 'm3']
+    >>> codes.of_utf8(Utf8Names.of(["m4", "m1"])).tolist()
+    [3, 1]
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from statestream.join.name_index import NameIndex
 
 _I8 = np.int64
 
@@ -60,6 +69,40 @@ class CodedNames:
         return np.asarray(self.names, dtype=object).take(np.asarray(self.codes, dtype=_I8))
 
 
+@dataclass(frozen=True)
+class Utf8Names:
+    """A column of names as UTF-8 bytes: record k's name is `data[starts[k]:ends[k]]`.
+
+    From an Arrow string column without nulls, its offsets and data buffers (`arrow_utf8_names`
+    in `statestream.spark`): no Python string is made. `Utf8Names.of` builds one from strings.
+    """
+
+    starts: np.ndarray
+    ends: np.ndarray
+    data: np.ndarray
+
+    @classmethod
+    def of(cls, names: Sequence[str]) -> Utf8Names:
+        """The column of these strings."""
+        encoded = [name.encode() for name in names]
+        lengths = np.array([len(b) for b in encoded], dtype=_I8)
+        ends = np.cumsum(lengths)
+        return cls(ends - lengths, ends, np.frombuffer(b"".join(encoded), dtype=np.uint8))
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def take(self, index: np.ndarray) -> Utf8Names:
+        """The records at `index`."""
+        return Utf8Names(np.take(self.starts, index), np.take(self.ends, index), self.data)
+
+    def decoded(self) -> np.ndarray:
+        """The names of the records, as an object array of strings."""
+        data = np.asarray(self.data, dtype=np.uint8)
+        pairs = zip(np.asarray(self.starts).tolist(), np.asarray(self.ends).tolist(), strict=True)
+        return np.array([data[s:e].tobytes().decode() for s, e in pairs] or [], dtype=object)
+
+
 class NameCodes:
     """Small integer codes for hashable names, in order of first sight across calls.
 
@@ -70,6 +113,9 @@ class NameCodes:
     def __init__(self) -> None:
         self.codes: dict = {}
         self.names: list = []
+        self._index: NameIndex | None = None  # `of_utf8`'s, made on its first call
+        self._indexed = 0  # how many of `names` the index holds
+        self._index_usable = sys.byteorder == "little"  # it reads bytes as little-endian words
 
     def __call__(self, names: list) -> np.ndarray:
         """The code of each name (a list), new names coded in order of first sight."""
@@ -114,6 +160,39 @@ class NameCodes:
         mine = np.zeros(len(names), dtype=_I8)
         mine[used] = self([names[k] for k in used.tolist()])
         return mine
+
+    def of_utf8(self, column: Utf8Names) -> np.ndarray:
+        """The code of each record of a UTF-8 column, as `self(column.decoded().tolist())`
+        gives them, from a compiled index of the names' bytes: new names are decoded, nothing
+        else. The index follows names added by the other calls; if one of those is not a
+        string (or on a big-endian machine), the names are decoded instead."""
+        if not len(column):
+            return np.empty(0, dtype=_I8)
+        index = self._index_of_names()
+        if index is None:
+            return self(column.decoded().tolist())
+        codes, new = index.codes(column)
+        self.codes.update(zip(new, range(len(self.names), len(self.names) + len(new)), strict=True))
+        self.names += new
+        self._indexed = len(self.names)
+        return codes
+
+    def _index_of_names(self) -> NameIndex | None:
+        """The index, holding every name so far; None if a name is not a string (it has no
+        bytes) or the machine is big-endian."""
+        pending = self.names[self._indexed :]
+        if pending and not all(isinstance(name, str) for name in pending):
+            self._index_usable = False
+        if not self._index_usable:
+            return None
+        if self._index is None:
+            from statestream.join.name_index import NameIndex  # compiled: imported when used
+
+            self._index = NameIndex()
+        if pending:
+            self._index.codes(Utf8Names.of(pending))
+            self._indexed = len(self.names)
+        return self._index
 
     def _add(self, names: list) -> None:
         codes = self.codes

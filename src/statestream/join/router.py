@@ -23,7 +23,7 @@ import numpy as np
 
 from statestream.join.engine import ComplementJoin, JoinedPairs, JoinStep, SeriesVerdicts
 from statestream.join.keys import Groups, sided_rows
-from statestream.join.names import CodedNames, NameCodes
+from statestream.join.names import CodedNames, NameCodes, Utf8Names
 from statestream.join.spec import JoinSpec
 from statestream.join.table import Rows
 from statestream.join.things import ThingsJoin, ThingsStep
@@ -96,7 +96,7 @@ class JoinRouter:
 
     def process(
         self,
-        things: np.ndarray | CodedNames,
+        things: np.ndarray | CodedNames | Utf8Names,
         quantities: np.ndarray | CodedNames,
         t: np.ndarray,
         v: np.ndarray,
@@ -105,7 +105,9 @@ class JoinRouter:
         """Join a batch of records given as columns, in arrival order.
 
         Things and quantities are names, or `CodedNames` (faster: each distinct name is looked
-        up once). The steps come spec by spec, each spec's things in order of their first record.
+        up once); things also `Utf8Names` (fastest with many things: their bytes are coded by a
+        compiled index). The steps come spec by spec, each spec's things in order of their first
+        record.
         """
         t = np.asarray(t, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
@@ -120,7 +122,8 @@ class JoinRouter:
             codes = np.full(len(t), -1, dtype=_I8)
             if selected.any():
                 at = np.flatnonzero(selected)
-                some = things.take(at) if isinstance(things, CodedNames) else np.asarray(things)[at]
+                coded = isinstance(things, (CodedNames, Utf8Names))
+                some = things.take(at) if coded else np.asarray(things)[at]
                 codes[at] = self._codes(some)
         parts = []
         for index, (is_left, is_right) in enumerate(sides):
@@ -135,21 +138,27 @@ class JoinRouter:
 
     def _all_coded(self, things, quantities) -> bool:
         """Whether both columns are coded and each quantity name is of a spec."""
-        if not (isinstance(things, CodedNames) and isinstance(quantities, CodedNames)):
+        if not (isinstance(things, (CodedNames, Utf8Names)) and isinstance(quantities, CodedNames)):
             return False
         return len(things) > 0 and set(quantities.names) <= self._spec_quantities
 
-    def _process_coded(self, things: CodedNames, quantities: CodedNames, t, v, pos) -> RoutedSteps:
+    def _process_coded(
+        self, things: CodedNames | Utf8Names, quantities: CodedNames, t, v, pos
+    ) -> RoutedSteps:
         """`process` of coded columns whose records are all of a spec's quantity: each spec's
         sides split from the codes and grouped by thing in one compiled pass
         (`keys.sided_rows`)."""
-        thing_of_name = self._things.of_names(things)
+        if isinstance(things, Utf8Names):  # the records' own codes are the router's
+            record_codes = self._things.of_utf8(things)
+            thing_of_name = np.arange(len(self._things.names), dtype=_I8)
+        else:
+            record_codes, thing_of_name = things.codes, self._things.of_names(things)
         names = np.asarray(quantities.names, dtype=object)
         parts = []
         for index, (is_left, is_right) in enumerate(self._sides(names)):
             side_of_name = np.where(is_left, 0, np.where(is_right, 1, -1)).astype(np.int8)
             (left, left_groups), (right, right_groups) = sided_rows(
-                things.codes, thing_of_name, quantities.codes, side_of_name, t, v, pos
+                record_codes, thing_of_name, quantities.codes, side_of_name, t, v, pos
             )
             if len(left[0]) or len(right[0]):
                 rows, groups = (left[0], right[0]), (left_groups, right_groups)
@@ -167,7 +176,9 @@ class JoinRouter:
             selected |= is_left | is_right
         return None if selected.all() else selected
 
-    def _codes(self, things: np.ndarray | CodedNames) -> np.ndarray:
+    def _codes(self, things: np.ndarray | CodedNames | Utf8Names) -> np.ndarray:
+        if isinstance(things, Utf8Names):
+            return self._things.of_utf8(things)
         if isinstance(things, CodedNames):
             return self._things.of(things)
         return self._things(np.asarray(things).tolist())

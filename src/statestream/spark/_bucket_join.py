@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from statestream.join import DUPLICATE, LATE, MALFORMED, CodedNames, JoinedPairs, JoinSpec
+from statestream.join.names import Utf8Names
 
 if TYPE_CHECKING:  # the router (and the compiled engine) is imported where a join runs
     from statestream.join.router import JoinRouter, RoutedSteps
@@ -86,7 +87,7 @@ class BucketJoin:
         router = new_router(self.specs)
         steps = [
             router.process(
-                arrow_coded_names(table.column("thing"), order),
+                arrow_utf8_names(table.column("thing"), order),
                 arrow_coded_names(table.column("quantity"), order),
                 t.astype(np.float64) * self.to_ms,
                 table.column("v").to_numpy()[order].astype(np.float64, copy=False),
@@ -228,6 +229,27 @@ def arrow_coded_names(
     if order is None:  # names in order of first occurrence, each occurring
         return CodedNames(codes, names, first_seen=True)
     return CodedNames(codes.take(order), names)
+
+
+def arrow_utf8_names(
+    column: pa.Array | pa.ChunkedArray, order: np.ndarray | None = None
+) -> Utf8Names | CodedNames:
+    """A string column's values (in `order`, if given) as their bytes, viewed in Arrow's buffers
+    (the router codes them with a compiled index); another type's, `arrow_coded_names`'."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if column.type not in (pa.string(), pa.large_string()):
+        return arrow_coded_names(column, order)
+    if column.null_count:
+        raise ValueError(f"{column.null_count} records without a name: drop or name them first")
+    n = len(column)
+    offset_type = np.int32 if column.type == pa.string() else np.int64
+    _, offsets, data = column.buffers()
+    if n == 0 or offsets is None:
+        return Utf8Names(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.uint8))
+    at = np.frombuffer(offsets, offset_type)[column.offset : column.offset + n + 1].astype(np.int64)
+    names = Utf8Names(at[:-1], at[1:], np.frombuffer(data or b"", np.uint8))
+    return names if order is None else names.take(order)
 
 
 FEW_NAMES = 8  # at most this many distinct names for `_few_equal_width_names`
