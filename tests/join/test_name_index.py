@@ -4,6 +4,7 @@ codes names given one by one get, across batches and mixed with names added the 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,3 +92,15 @@ def test_words_are_the_bytes_from_each_position() -> None:
     assert len(words) == 3 and not words.flags.owndata
     assert words[2] == int.from_bytes(bytes(range(3, 11)), "little")
     assert len(words_of(np.arange(5, dtype=np.uint8))) == 0
+
+
+def test_a_failed_call_leaves_no_name_behind() -> None:
+    """Bytes that are no UTF-8 fail the call; the index is then built anew from the names, so
+    a name it took in that call gets no code of its own."""
+    codes = NameCodes()
+    assert codes.of_utf8(Utf8Names.of(["m1"])).tolist() == [0]
+    bad = Utf8Names(np.array([0, 2]), np.array([2, 4]), np.frombuffer(b"m2\xff\xfe", np.uint8))
+    with pytest.raises(UnicodeDecodeError):
+        codes.of_utf8(bad)
+    assert codes.of_utf8(Utf8Names.of(["m3", "m2", "m1"])).tolist() == [1, 2, 0]
+    assert codes.names == ["m1", "m3", "m2"]

@@ -171,7 +171,11 @@ class NameCodes:
         index = self._index_of_names()
         if index is None:
             return self(column.decoded().tolist())
-        codes, new = index.codes(column)
+        try:
+            codes, new = index.codes(column)
+        except BaseException:  # the index may hold names this table does not: build it anew
+            self._index, self._indexed = None, 0
+            raise
         self.codes.update(zip(new, range(len(self.names), len(self.names) + len(new)), strict=True))
         self.names += new
         self._indexed = len(self.names)
