@@ -114,7 +114,6 @@ def burst(bench: BenchRun, pairs: int) -> dict:
         query.stop()
     seen = watcher.received()[before:]
     progress = query.recentProgress
-    batch = next((p for p in progress if p["numInputRows"] == len(release)), None)
     last_batch = query.lastProgress["batchId"] + 1 if query.lastProgress else 0
     last_seen = max((at for at, _ in seen), default=None)
     return {
@@ -123,21 +122,49 @@ def burst(bench: BenchRun, pairs: int) -> dict:
         "burst_pairs_expected": expected,
         "burst_pairs": len(seen),
         "burst_seconds": round(last_seen - sent, 3) if last_seen else None,
-        **_batch_times(batch, sent, last_seen),
+        **_batch_times(release_batches(progress, sent, len(release)), sent, last_seen),
         "burst_driver_result_bytes": ResultSizes.of(bench.spark, query.id, last_batch),
     }
 
 
-def _batch_times(batch: dict | None, sent: float, last_seen: float | None) -> dict:
-    """The release's batch: its time, the wait from the send to its start, and from its end
-    until the consumer had seen the last pair (reading 250,000 records takes time too)."""
-    if batch is None:
-        return {"burst_batch_ms": None, "burst_wait_ms": None, "burst_visible_after_ms": None}
-    start = datetime.fromisoformat(batch["timestamp"].replace("Z", "+00:00")).timestamp()
-    took = batch["durationMs"]["triggerExecution"]
-    after = None if last_seen is None else round((last_seen - start) * 1000 - took)
+def release_batches(progress: list[dict], sent: float, records: int) -> list[dict]:
+    """The batches that read the release's `records`, sent at `sent` (epoch s): those started
+    since, until they have read that many (a trigger may have split them); [] if they did not.
+
+    >>> progress = [{"timestamp": "1970-01-01T00:00:09.000Z", "numInputRows": 5},
+    ...             {"timestamp": "1970-01-01T00:00:10.100Z", "numInputRows": 600},
+    ...             {"timestamp": "1970-01-01T00:00:10.700Z", "numInputRows": 400}]
+    >>> [b["numInputRows"] for b in release_batches(progress, 10.0, 1_000)]
+    [600, 400]
+    """
+    batches, read = [], 0
+    for batch in progress:
+        if _started(batch) >= sent and batch["numInputRows"] and read < records:
+            batches.append(batch)
+            read += batch["numInputRows"]
+    return batches if read == records else []
+
+
+def _started(batch: dict) -> float:
+    return datetime.fromisoformat(batch["timestamp"].replace("Z", "+00:00")).timestamp()
+
+
+def _batch_times(batches: list[dict], sent: float, last_seen: float | None) -> dict:
+    """The release's batches: from the first's start to the last's end, the wait from the send
+    to that start, and from that end until the consumer had seen the last pair (reading 250,000
+    records takes time too)."""
+    if not batches:
+        return {
+            "burst_batches": 0,
+            "burst_batch_ms": None,
+            "burst_wait_ms": None,
+            "burst_visible_after_ms": None,
+        }
+    start = _started(batches[0])
+    end = _started(batches[-1]) + batches[-1]["durationMs"]["triggerExecution"] / 1000
     return {
-        "burst_batch_ms": took,
+        "burst_batches": len(batches),
+        "burst_batch_ms": round((end - start) * 1000),
         "burst_wait_ms": round((start - sent) * 1000),
-        "burst_visible_after_ms": after,
+        "burst_visible_after_ms": None if last_seen is None else round((last_seen - end) * 1000),
     }

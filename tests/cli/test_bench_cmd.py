@@ -94,6 +94,9 @@ def test_the_burst_part_prints_what_it_released_and_how_long_it_took() -> None:
     assert "1.234 s" in text
     assert "120 / 987 / 127 ms" in text
     assert "burst:" not in _text(_figures())
+    assert "wait for its 2 batches / batches / read" in _text(
+        _figures() | burst | {"burst_batches": 2}
+    )
 
 
 def test_the_cold_latency_run_is_printed_beside_the_measured_one() -> None:

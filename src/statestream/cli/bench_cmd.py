@@ -302,10 +302,12 @@ def _burst_rows(f: dict) -> list[tuple[str, str]]:
         return []
     seen = f"{f['burst_pairs']:,} of {f['burst_pairs_expected']:,} pairs"
     parts = f"{f['burst_wait_ms']} / {f['burst_batch_ms']} / {f['burst_visible_after_ms']} ms"
+    batches = f.get("burst_batches", 1)
+    read_in = "its batch / batch" if batches == 1 else f"its {batches} batches / batches"
     return [
         (f"burst: {f['burst_records']:,} records release", seen),
         ("burst: all visible within", f"{f['burst_seconds']} s"),
-        ("burst: wait for its batch / batch / read", parts),
+        (f"burst: wait for {read_in} / read", parts),
     ]
 
 
