@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statestream.join import CodedNames, JoinRouter, export_state
+from statestream.join import CodedNames, JoinRouter, JoinSpec, export_state
 from statestream.join.names import NameCodes, Utf8Names
 from tests.join.test_things import PROPERTY, _columns, assert_same_steps, cases
 
@@ -97,3 +97,21 @@ def test_names_in_order_of_first_record_are_coded_as_any_others(batches) -> None
         expected = searched.of(CodedNames(codes, names))
         np.testing.assert_array_equal(got, expected)
         assert short.names == searched.names
+
+
+def test_a_router_that_knows_far_more_things_than_a_batch_holds_joins_as_by_name() -> None:
+    """3,000 things in a first batch, then batches of a few records: the split names only
+    the batch's things (not a table of every thing the router knows) and joins the same."""
+    spec = JoinSpec("speed", "torque", "power", function="product")
+    first = [(f"m{k}", "speed" if k % 2 else "torque", float(k), 1.0) for k in range(3000)]
+    later = [
+        (f"m{k % 7 * 400}", "speed" if k % 3 else "torque", 3000.0 + k, 2.0) for k in range(60)
+    ]
+    by_name, by_bytes = JoinRouter([spec]), JoinRouter([spec])
+    for batch in (first, *(later[k : k + 6] for k in range(0, len(later), 6))):
+        things, quantities, t, v = (np.array(column) for column in zip(*batch, strict=True))
+        quantities = CodedNames(*np.unique(quantities, return_inverse=True)[::-1])
+        expected = by_name.process(things.astype(object), quantities, t, v)
+        got = by_bytes.process(Utf8Names.of(things.tolist()), quantities, t, v)
+        _same_output(got, expected)
+    _same_output(by_bytes.finish(), by_name.finish())

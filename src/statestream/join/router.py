@@ -150,7 +150,10 @@ class JoinRouter:
         (`keys.sided_rows`)."""
         if isinstance(things, Utf8Names):  # the records' own codes are the router's
             record_codes = self._things.of_utf8(things)
-            thing_of_name = np.arange(len(self._things.names), dtype=_I8)
+            if len(self._things.names) <= 4 * len(record_codes) + 1024:
+                thing_of_name = np.arange(len(self._things.names), dtype=_I8)
+            else:  # far more things known than records: name only the batch's (sorted)
+                thing_of_name, record_codes = np.unique(record_codes, return_inverse=True)
         else:
             record_codes, thing_of_name = things.codes, self._things.of_names(things)
         names = np.asarray(quantities.names, dtype=object)
