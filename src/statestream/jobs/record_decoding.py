@@ -126,11 +126,11 @@ def decode_rows(frames: Iterable[pd.DataFrame], envelope: str) -> tuple[KafkaRec
     good = decoded.good[order]
     rows, bad = order[good], order[~good]
     pairs, first = pd.factorize(decoded.pair[rows])  # pairs in order of their first record
-    thing_of, things = pd.factorize(np.asarray(decoded.pair_things, dtype=object)[first])
-    quantity_of, quantities = pd.factorize(np.asarray(decoded.pair_quantities, dtype=object)[first])
+    thing_of, things = _factorized([decoded.pair_things[k] for k in first.tolist()])
+    quantity_of, quantities = _factorized([decoded.pair_quantities[k] for k in first.tolist()])
     records = KafkaRecords(
-        things=CodedNames(thing_of[pairs], things.tolist(), first_seen=True),
-        quantities=CodedNames(quantity_of[pairs], quantities.tolist(), first_seen=True),
+        things=CodedNames(thing_of[pairs], things, first_seen=True),
+        quantities=CodedNames(quantity_of[pairs], quantities, first_seen=True),
         t=decoded.t[rows],
         v=decoded.v[rows],
         partition=partition[rows],
@@ -141,6 +141,19 @@ def decode_rows(frames: Iterable[pd.DataFrame], envelope: str) -> tuple[KafkaRec
     reasons = [decoded.reasons[i] for i in bad.tolist()]
     raw = values.take(pa.array(bad)).to_pylist()
     return records, _rejects(reasons, raw, partition[bad], offset[bad])
+
+
+def _factorized(names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Each name's code into the distinct names, in order of first sight: `pd.factorize`'s,
+    which would take a string only up to its first NUL character ("m1" and "m1\\x00x" one name).
+
+    >>> codes, names = _factorized(["m1", "m1\\x00x", "m1"])
+    >>> codes.tolist(), names
+    ([0, 1, 0], ['m1', 'm1\\x00x'])
+    """
+    index: dict[str, int] = {}
+    codes = [index.setdefault(name, len(index)) for name in names]
+    return np.array(codes, dtype=np.int64), list(index)
 
 
 def _joined(arrays: list[pa.ChunkedArray]) -> pa.ChunkedArray:
