@@ -25,7 +25,7 @@ import numpy as np
 from numba import types
 
 from statestream.join.compiled import kernel, step, thing_step
-from statestream.join.names import Utf8Names
+from statestream.join.names import Utf8Names, decoded_names
 
 _HASH, _CODE, _FIRST, _LAST = range(4)  # a slot's fields; _CODE is length << 32 | code
 _EMPTY = -1  # the _CODE of an empty slot
@@ -201,25 +201,6 @@ def _coded(starts, ends, data, words, table, middles, middle_at, state):
             middles = _doubled(middles)
 
 
-def _decoded(data: np.ndarray, starts: np.ndarray, ends: np.ndarray, records: np.ndarray) -> list:
-    """The names of these records, as strings: an ASCII run of them is decoded at once and then
-    sliced (a slice of a string is several times faster than decoding each name's bytes)."""
-    if not len(records):
-        return []
-    first, last = starts.take(records), ends.take(records)
-    lengths = last - first
-    bounds = np.zeros(len(records) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=bounds[1:])
-    gathered = data.take(np.arange(bounds[-1]) + np.repeat(first - bounds[:-1], lengths))
-    if len(gathered) and gathered.max() >= 0x80:  # not ASCII: byte and character places differ
-        return [
-            data[s:e].tobytes().decode() for s, e in zip(first.tolist(), last.tolist(), strict=True)
-        ]
-    text = gathered.tobytes().decode("ascii")
-    cuts = bounds.tolist()
-    return [text[cuts[k] : cuts[k + 1]] for k in range(len(records))]
-
-
 class NameIndex:
     """Codes 0, 1, 2 … for names given as UTF-8 bytes, in order of first sight across calls."""
 
@@ -248,4 +229,4 @@ class NameIndex:
             self._state,
         )
         self._table, self._middles, self._middle_at = grown
-        return codes, _decoded(data, starts, ends, firsts)
+        return codes, decoded_names(data, starts, ends, firsts)

@@ -98,9 +98,32 @@ class Utf8Names:
 
     def decoded(self) -> np.ndarray:
         """The names of the records, as an object array of strings."""
-        data = np.asarray(self.data, dtype=np.uint8)
-        pairs = zip(np.asarray(self.starts).tolist(), np.asarray(self.ends).tolist(), strict=True)
-        return np.array([data[s:e].tobytes().decode() for s, e in pairs] or [], dtype=object)
+        starts, ends = np.asarray(self.starts, dtype=_I8), np.asarray(self.ends, dtype=_I8)
+        names = decoded_names(
+            np.asarray(self.data, dtype=np.uint8), starts, ends, np.arange(len(starts))
+        )
+        return np.array(names or [], dtype=object)
+
+
+def decoded_names(
+    data: np.ndarray, starts: np.ndarray, ends: np.ndarray, records: np.ndarray
+) -> list:
+    """The names of these records, as strings: an ASCII run of them is decoded at once and then
+    sliced (a slice of a string is several times faster than decoding each name's bytes)."""
+    if not len(records):
+        return []
+    first, last = starts.take(records), ends.take(records)
+    lengths = last - first
+    bounds = np.zeros(len(records) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=bounds[1:])
+    gathered = data.take(np.arange(bounds[-1]) + np.repeat(first - bounds[:-1], lengths))
+    if len(gathered) and gathered.max() >= 0x80:  # not ASCII: byte and character places differ
+        return [
+            data[s:e].tobytes().decode() for s, e in zip(first.tolist(), last.tolist(), strict=True)
+        ]
+    text = gathered.tobytes().decode("ascii")
+    cuts = bounds.tolist()
+    return [text[cuts[k] : cuts[k + 1]] for k in range(len(records))]
 
 
 class NameCodes:
