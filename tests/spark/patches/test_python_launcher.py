@@ -69,3 +69,20 @@ def test_another_pyspark_turns_the_launcher_off_with_one_warning(
     assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
         "statestream: patch python_launcher off: written for pyspark 4.x, found 5.0.0"
     ]
+
+
+def test_the_worker_daemon_starts_without_a_warning_of_runpy(tmp_path: Path) -> None:
+    """The launcher imports nothing of the module it runs: runpy warns of one found imported."""
+    (tmp_path / "probe_module.py").write_text(
+        "import sys\nprint('statestream.spark.patches.python_daemon' in sys.modules)\n"
+    )
+    done = _launch(tmp_path, "-m", "probe_module")
+    assert done.stdout.strip() == "False", done.stderr
+    # Spark's daemon writes its port (binary) and ends at the end of its input, here at once
+    daemon = subprocess.run(
+        [str(python_launcher.script_path()), "-m", "statestream.spark.patches.python_daemon"],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(ARCHIVES)},
+        capture_output=True, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+    stderr = daemon.stderr.decode(errors="replace")
+    assert len(daemon.stdout) == 4 and "RuntimeWarning" not in stderr, stderr  # it started

@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import gc
 import importlib
-import importlib.util
 import runpy
-import sys
+
+from statestream.spark.patches.python_launcher import drop_archives_from_path
 
 NAME = "python_daemon"
 MODULE = "statestream.spark.patches.python_daemon"
 WRITTEN_FOR = "4."  # pyspark.daemon, started as `python -m <spark.python.daemon.module>`
-ARCHIVES = (".zip", ".jar")
 
 
 def applies() -> str | None:
@@ -46,21 +45,6 @@ def applies() -> str | None:
 def spark_conf() -> dict[str, str]:
     """Spark's Python workers forked by this daemon instead of Spark's own."""
     return {"spark.python.daemon.module": MODULE}
-
-
-def drop_archives_from_path() -> bool:
-    """Take the archives off `sys.path` if pyspark and py4j are found without them."""
-    kept = [entry for entry in sys.path if not entry.endswith(ARCHIVES)]
-    if kept == sys.path:
-        return False
-    original = sys.path[:]
-    sys.path[:] = kept
-    if all(importlib.util.find_spec(name) is not None for name in ("pyspark", "py4j")):
-        for archive in set(original) - set(kept):
-            sys.path_importer_cache.pop(archive, None)
-        return True
-    sys.path[:] = original
-    return False
 
 
 PRELOADED = (

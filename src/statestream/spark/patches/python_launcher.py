@@ -8,12 +8,13 @@ which runs the processor's `init` for the state schemas), on the query's critica
 
 This patch makes `PYSPARK_PYTHON` the console script `statestream-spark-python` (beside the
 Python running statestream), which takes the archives off the path when the same pyspark and
-py4j are importable without them (`python_daemon.drop_archives_from_path`) and then runs the
+py4j are importable without them (`drop_archives_from_path`) and then runs the
 module as `python -m` would. The executors' worker daemon does the same for its own workers.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import runpy
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 NAME = "python_launcher"
 SCRIPT = "statestream-spark-python"  # [project.scripts] in pyproject.toml
 WRITTEN_FOR = "4."  # Spark's PythonWorkerFactory runs `<pythonExec> -m <module>`
+ARCHIVES = (".zip", ".jar")
 
 
 def script_path() -> Path:
@@ -40,6 +42,21 @@ def applies() -> str | None:
     return reason
 
 
+def drop_archives_from_path() -> bool:
+    """Take the archives off `sys.path` if pyspark and py4j are found without them."""
+    kept = [entry for entry in sys.path if not entry.endswith(ARCHIVES)]
+    if kept == sys.path:
+        return False
+    original = sys.path[:]
+    sys.path[:] = kept
+    if all(importlib.util.find_spec(name) is not None for name in ("pyspark", "py4j")):
+        for archive in set(original) - set(kept):
+            sys.path_importer_cache.pop(archive, None)
+        return True
+    sys.path[:] = original
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     """`statestream-spark-python -m MODULE [ARG ...]`: run MODULE with the archives off the path.
 
@@ -48,8 +65,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 2 or args[0] != "-m":
         raise SystemExit(f"usage: {SCRIPT} -m MODULE [ARG ...] (how Spark starts Python)")
-    from statestream.spark.patches.python_daemon import drop_archives_from_path
-
+    # the module itself is imported first by runpy (`python_daemon` imports nothing of it):
+    # imported here before, runpy would warn that it was found in sys.modules
     if sys.path and Path(sys.path[0]) == script_path().parent:
         sys.path[0] = os.getcwd()
     drop_archives_from_path()
