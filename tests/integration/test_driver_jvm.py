@@ -1,14 +1,20 @@
-"""The driver's JVM runs with the heap, the garbage collector and the JIT thresholds the
-settings give it."""
+"""The driver's JVM runs with the heap, the garbage collector, the JIT thresholds and the class
+archive the settings give it."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
 from statestream.config import Settings
 from statestream.config.sections import jvm_memory_size
-from statestream.jobs.session import RAISED_JIT_THRESHOLDS
+from statestream.jobs.class_archive import archive_path, driver_option
+from statestream.jobs.session import RAISED_JIT_THRESHOLDS, spark_options
 
 _UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _YOUNG_COLLECTORS = {"parallel": "PS Scavenge", "g1": "G1 Young Generation"}
@@ -48,3 +54,38 @@ def test_the_driver_runs_with_the_raised_jit_thresholds(
     for flag in RAISED_JIT_THRESHOLDS:
         name, value = flag.removeprefix("-XX:").split("=")
         assert hotspot.getVMOption(name).getValue() == value
+
+
+_STARTED = (
+    "from statestream.config import load_settings\n"
+    "from statestream.jobs.session import spark_session\n"
+    "spark_session(load_settings()).range(10).count()\n"
+)
+
+
+def test_a_new_driver_maps_spark_s_classes_from_the_archive_make_setup_wrote(
+    settings: Settings, tmp_path: Path
+) -> None:
+    options = spark_options(settings, new_driver=True)
+    path = archive_path(settings, options)
+    left_to_java_options = path.is_file() and not driver_option(settings, options)
+    if not settings.spark.class_archive or left_to_java_options:
+        pytest.skip("these settings start the driver without the class archive")
+    assert path.is_file(), f"make setup wrote no class archive {path} (see training.log there)"
+    log = tmp_path / "classes.log"
+    java = f"{settings.spark.java_options} -Xlog:class+load=info:file={log}"
+    env = {**os.environ, "STATESTREAM_SPARK__JAVA_OPTIONS": java}
+    env["STATESTREAM_PATHS__DATA_DIR"] = str(tmp_path / "data")
+    done = subprocess.run(
+        [sys.executable, "-c", _STARTED], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Unable to use shared archive" not in done.stdout + done.stderr
+    sources = [
+        line.rpartition(" source: ")[2]
+        for line in log.read_text().splitlines()
+        if "] org.apache.spark." in line
+    ]  # Spark's classes but those a lambda defines at run time (their source: a class)
+    mapped = sources.count("shared objects file (top)")
+    read = sum(source.startswith(("file:", "jar:")) for source in sources)
+    assert mapped > 1000 and mapped > 0.9 * (mapped + read), (mapped, read)

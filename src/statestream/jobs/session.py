@@ -21,6 +21,7 @@ from statestream.config import LOCAL_HOSTS, Settings
 from statestream.config.sections import jvm_memory_size
 from statestream.environment import find_java, jar_dir
 from statestream.errors import EnvironmentProblem
+from statestream.jobs import class_archive
 from statestream.spark import patches
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -93,7 +94,7 @@ def spark_options(
     driver_java = " ".join(
         part for part in (f"-Dlog4j2.configurationFile=file:{log4j}", heap, java) if part
     )
-    return {
+    options = {
         "spark.app.name": app_name or spark.app_name,
         "spark.jars": ",".join(str(jar) for jar in statestream_jars(settings)),
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
@@ -119,6 +120,11 @@ def spark_options(
         **patches.spark_conf(settings, new_driver=new_driver),
         **spark.extra_conf,
     }
+    if new_driver:  # its JVM starts with these options: it can map the class archive
+        archive = class_archive.driver_option(settings, options)
+        if archive:
+            options["spark.driver.extraJavaOptions"] += f" {archive}"
+    return options
 
 
 _COLLECTORS = {"parallel": "-XX:+UseParallelGC", "g1": "-XX:+UseG1GC"}
@@ -166,7 +172,7 @@ def statestream_jars(settings: Settings) -> list[Path]:
 def connector_jars(settings: Settings) -> list[Path]:
     """Spark's Kafka connector jars, without those Spark ships itself (to avoid two versions)."""
     folder = jar_dir(settings.paths.jars_dir, "spark-kafka", "spark-sql-kafka-")
-    shipped = {_artifact(jar.name) for jar in _spark_jars_dir().glob("*.jar")}
+    shipped = {_artifact(jar.name) for jar in spark_jars_dir().glob("*.jar")}
     return sorted(jar for jar in folder.glob("*.jar") if _artifact(jar.name) not in shipped)
 
 
@@ -176,7 +182,7 @@ def _artifact(file_name: str) -> str:
     return match.group("artifact") if match else file_name
 
 
-def _spark_jars_dir() -> Path:
+def spark_jars_dir() -> Path:
     spark_home = os.environ.get("SPARK_HOME")
     if spark_home and (Path(spark_home) / "jars").is_dir():
         return Path(spark_home) / "jars"
