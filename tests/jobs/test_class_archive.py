@@ -72,6 +72,13 @@ def test_a_driver_gets_the_archive_only_when_written_switched_on_and_not_chosen_
     executors = spark_options(settings, new_driver=True)["spark.executor.extraJavaOptions"]
     assert "SharedArchiveFile" not in executors
     paths = {"data_dir": tmp_path, "class_archive_dir": folder}
-    for spark in ({"class_archive": False}, {"java_options": "-Xshare:off"}):
+    mine = {"spark.driver.extraJavaOptions": "-XX:SharedArchiveFile=/opt/mine.jsa"}
+    for spark in (
+        {"class_archive": False},
+        {"java_options": "-Xshare:off"},
+        {"extra_conf": mine},
+    ):
         other = load_settings(paths=paths, spark=spark)
-        assert driver_option(other, options) == ""
+        other_options = spark_options(other, new_driver=True)
+        assert driver_option(other, other_options) == ""
+        assert other_options["spark.driver.extraJavaOptions"].count("SharedArchiveFile") <= 1

@@ -33,15 +33,17 @@ _SHARING_FLAGS = ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare")
 def driver_option(settings: Settings, options: dict[str, str]) -> str:
     """`-XX:SharedArchiveFile=…` for a driver started with `options` (`spark_options`), or ""
     when the archive is switched off or not written for this Java and class path."""
-    if not settings.spark.class_archive or _chosen_in_java_options(settings):
+    if not settings.spark.class_archive or _sharing_chosen(options):
         return ""
     path = archive_path(settings, options)
     return f"-XX:SharedArchiveFile={path}" if path.is_file() else ""
 
 
-def _chosen_in_java_options(settings: Settings) -> bool:
-    """Whether `spark.java_options` already decides on class-data sharing (they win)."""
-    return any(flag in settings.spark.java_options for flag in _SHARING_FLAGS)
+def _sharing_chosen(options: dict[str, str]) -> bool:
+    """Whether the driver's options already decide on class-data sharing (`spark.java_options`
+    or `extra_conf`'s spark.driver.extraJavaOptions): they win."""
+    driver = options.get("spark.driver.extraJavaOptions", "")
+    return any(flag in driver for flag in _SHARING_FLAGS)
 
 
 def archive_path(settings: Settings, options: dict[str, str]) -> Path:
