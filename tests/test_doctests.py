@@ -35,6 +35,7 @@ MODULES = [
     "statestream.join.names",
     "statestream.join.router",
     "statestream.join.spec",
+    "statestream.join.table_codec",
     "statestream.join.things",
     "statestream.json_lines",
     "statestream.json_numbers",

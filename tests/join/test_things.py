@@ -150,10 +150,12 @@ def _exported(router) -> list[tuple[tuple[str, int], bytes]]:
 
 class _Pair:
     """The router under test and the reference, fed alike; with `restore`, both are rebuilt
-    before every batch from the states they exported after the previous one (the Spark job)."""
+    before every batch from the states they exported after the previous one (the Spark job).
+    With `bulk`, the router under test exports and loads its states as bytes, all at once
+    (`exported_states`, `load_states`), as the pipeline's processor does."""
 
-    def __init__(self, specs: list[JoinSpec], restore: bool) -> None:
-        self.specs, self.restore = specs, restore
+    def __init__(self, specs: list[JoinSpec], restore: bool, bulk: bool = False) -> None:
+        self.specs, self.restore, self.bulk = specs, restore, bulk
         self.stored: list[dict] = [{}, {}]
         self.routers = self._routers()
 
@@ -165,10 +167,14 @@ class _Pair:
 
             return load
 
-        return (
-            JoinRouter(self.specs, load_engine=loader(self.stored[0])),
-            PerThingRouter(self.specs, load_engine=loader(self.stored[1])),
-        )
+        def states_loader(store):
+            return lambda things, index: [store.get((thing, index)) for thing in things]
+
+        if self.bulk:
+            router = JoinRouter(self.specs, load_states=states_loader(self.stored[0]))
+        else:
+            router = JoinRouter(self.specs, load_engine=loader(self.stored[0]))
+        return router, PerThingRouter(self.specs, load_engine=loader(self.stored[1]))
 
     def step(self, columns) -> None:
         if self.restore:
@@ -178,8 +184,8 @@ class _Pair:
         assert_same_steps(steps, old.process(*columns))
         assert_by_spec_as_steps(steps)
         self.check_state()
-        for store, router in zip(self.stored, self.routers, strict=True):
-            store.update(_exported(router))
+        self.stored[0].update(new.exported_states() if self.bulk else _exported(new))
+        self.stored[1].update(_exported(old))
 
     def finish(self) -> None:
         new, old = self.routers
@@ -189,11 +195,12 @@ class _Pair:
     def check_state(self) -> None:
         new, old = self.routers
         assert _exported(new) == _exported(old)
+        assert list(new.exported_states().items()) == _exported(old)
         assert new.state_size == old.state_size
 
 
-def _run(specs, records, splits, restore: bool, finish: bool) -> None:
-    pair = _Pair(specs, restore)
+def _run(specs, records, splits, restore: bool, finish: bool, bulk: bool = False) -> None:
+    pair = _Pair(specs, restore, bulk)
     start, k = 0, 0
     while start < len(records):
         end = start + splits[k % len(splits)]
@@ -204,9 +211,11 @@ def _run(specs, records, splits, restore: bool, finish: bool) -> None:
 
 
 @PROPERTY
-@given(cases(), st.booleans(), st.booleans())
-def test_many_things_equal_one_engine_per_thing(case, restore: bool, finish: bool) -> None:
-    _run(*case, restore=restore, finish=finish)
+@given(cases(), st.booleans(), st.booleans(), st.booleans())
+def test_many_things_equal_one_engine_per_thing(
+    case, restore: bool, finish: bool, bulk: bool
+) -> None:
+    _run(*case, restore=restore, finish=finish, bulk=bulk)
 
 
 @settings(PROPERTY, max_examples=150)

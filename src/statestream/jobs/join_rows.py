@@ -50,7 +50,7 @@ def join_rows(
     stored = StoredEngines(things_state)
     if specs:
         stored.prefetch(records.things.names)
-    router = JoinRouter(specs, load_engine=stored.loader(specs))
+    router = JoinRouter(specs, load_states=stored.states_loader(specs))
     steps = router.process(
         records.things,
         records.quantities,
@@ -59,7 +59,7 @@ def join_rows(
         np.arange(len(records), dtype=np.int64),
     )
     out.steps(steps, records)
-    stored.save_router(router.engines, specs)
+    stored.save_router(router, specs)
     out.stats(len(records) + len(rejects), router.state_size)
     return out.frame()
 

@@ -10,7 +10,7 @@ keep their state this way.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
@@ -23,6 +23,9 @@ from statestream.join import (
     unpack_states,
 )
 from statestream.spark.patches.map_state_calls import MapStateCalls
+
+if TYPE_CHECKING:
+    from statestream.join.router import JoinRouter
 
 # name, key and value schemas: the DDL "thing string" and "engines binary" as types, for a DDL
 # string costs a round trip to the JVM's SQL parser in every task, twice (getMapState, MapState)
@@ -55,10 +58,25 @@ class StoredEngines:
             self.loaded[thing] = _unpacked(value)
 
     def load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
+        data = self._stored(thing).get(spec.result)
+        return restore_state(spec, data) if data is not None else None
+
+    def states_loader(
+        self, specs: Sequence[JoinSpec]
+    ) -> Callable[[list[str], int], list[bytes | None]]:
+        """`JoinRouter`'s `load_states` for `specs`: (things, spec index) → their stored states."""
+
+        def load(things: list[str], index: int) -> list[bytes | None]:
+            self.prefetch(things)
+            result = specs[index].result
+            return [self._stored(thing).get(result) for thing in things]
+
+        return load
+
+    def _stored(self, thing: str) -> dict[str, bytes]:
         if thing not in self.loaded:
             self.loaded[thing] = _unpacked(self.things.getValue((thing,)))
-        data = self.loaded[thing].get(spec.result)
-        return restore_state(spec, data) if data is not None else None
+        return self.loaded[thing]
 
     def loader(self, specs: Sequence[JoinSpec]) -> Callable[[str, int], ComplementJoin | None]:
         """`JoinRouter`'s `load_engine` for `specs`: (thing, spec index) → its stored engine."""
@@ -66,10 +84,15 @@ class StoredEngines:
 
     def save(self, engines: dict[tuple[str, str], ComplementJoin]) -> None:
         """Write back each thing's engines, by (thing, result); its other joins' as they were."""
+        self.save_states({key: export_state(engine) for key, engine in engines.items()})
+
+    def save_states(self, exported: dict[tuple[str, str], bytes]) -> None:
+        """Write back each thing's engine states (`export_state` bytes), by (thing, result);
+        its other joins' as they were."""
         states: dict[str, dict[str, bytes]] = {}
-        for (thing, result), engine in engines.items():
+        for (thing, result), data in exported.items():
             packed = states.setdefault(thing, dict(self.loaded.get(thing, {})))
-            packed[result] = export_state(engine)
+            packed[result] = data
         items = (((thing,), (pack_states(packed),)) for thing, packed in states.items())
         if self.calls is not None:
             self.calls.update_values(items)
@@ -77,11 +100,10 @@ class StoredEngines:
         for key, value in items:
             self.things.updateValue(key, value)
 
-    def save_router(
-        self, engines: dict[tuple[str, int], ComplementJoin], specs: Sequence[JoinSpec]
-    ) -> None:
-        """Write back a `JoinRouter`'s `engines` ((thing, spec index) → engine)."""
-        self.save({(thing, specs[i].result): e for (thing, i), e in engines.items()})
+    def save_router(self, router: JoinRouter, specs: Sequence[JoinSpec]) -> None:
+        """Write back the states of a `JoinRouter` of `specs` (`exported_states`)."""
+        exported = router.exported_states()
+        self.save_states({(thing, specs[i].result): s for (thing, i), s in exported.items()})
 
 
 def _unpacked(value: tuple | None) -> dict[str, bytes]:

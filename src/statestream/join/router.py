@@ -47,17 +47,21 @@ class JoinRouter:
     """The join of every (thing, spec): one `ThingsJoin` per spec holds the state of all things.
 
     A thing's engine for a spec is created on its first record of the spec's quantities, or
-    loaded by `load_engine(thing, spec_index)` (a `ComplementJoin`, or None for a new one). A
-    record whose quantity is in no spec takes part in no join; a quantity in several specs feeds
-    each of them. `engines` gives every thing's state as a `ComplementJoin`, e.g. to store it.
+    loaded by `load_engine(thing, spec_index)` (a `ComplementJoin`, or None for a new one), or,
+    all of a call's new things at once, by `load_states(things, spec_index)` (each one's
+    `export_state` bytes, or None). A record whose quantity is in no spec takes part in no join;
+    a quantity in several specs feeds each of them. `engines` gives every thing's state as a
+    `ComplementJoin`, `exported_states` as its `export_state` bytes, e.g. to store it.
     """
 
     def __init__(
         self,
         specs: Sequence[JoinSpec],
         load_engine: Callable[[str, int], ComplementJoin | None] | None = None,
+        load_states: Callable[[list[str], int], list[bytes | None]] | None = None,
     ) -> None:
         self.specs = list(specs)
+        self._load_states = load_states
         self._spec_quantities = {q for spec in self.specs for q in (spec.left, spec.right)}
         self._load_engine = load_engine
         self._joins = [ThingsJoin(spec) for spec in self.specs]
@@ -78,6 +82,17 @@ class JoinRouter:
             (self._names[c], i): self._joins[i].engine(c)
             for c, i in zip(*self._created, strict=True)
         }
+
+    def exported_states(self) -> dict[EngineKey, bytes]:
+        """`export_state` of each (thing, spec index)'s engine, in order of creation: the bytes
+        of each spec's things written at once (`ThingsJoin.export_states`)."""
+        by_spec: dict[int, list[int]] = {}
+        for code, index in zip(*self._created, strict=True):
+            by_spec.setdefault(index, []).append(code)
+        states = {
+            index: iter(self._joins[index].export_states(codes)) for index, codes in by_spec.items()
+        }
+        return {(self._names[c], i): next(states[i]) for c, i in zip(*self._created, strict=True)}
 
     def engine(self, thing: str, spec_index: int) -> ComplementJoin:
         """A copy of one thing's state for one spec (created, or loaded, if it has none yet)."""
@@ -246,6 +261,11 @@ class JoinRouter:
         join.known[new] = True
         self._created[0].extend(new)
         self._created[1].extend([index] * len(new))
+        if self._load_states is not None:
+            states = self._load_states([self._names[c] for c in new], index)
+            stored = [(c, s) for c, s in zip(new, states, strict=True) if s is not None]
+            join.insert_states([c for c, _ in stored], [s for _, s in stored])
+            return
         if self._load_engine is None:
             return
         loaded = [(c, self._load_engine(self._names[c], index)) for c in new]

@@ -20,6 +20,7 @@ from statestream.join.series import SeriesState
 _F8 = np.float64
 _I8 = np.int64
 _COLUMN_TYPES = (("thing", _I8), ("t", _F8), ("v", _F8), ("pos", _I8))
+_SCALARS = (("head_prev_t", _F8), ("n_released", _I8), ("max_t", _F8), ("finished", bool))
 
 
 @dataclass(frozen=True)
@@ -137,22 +138,42 @@ class SeriesTable:
         by_code = np.argsort(codes, kind="stable")
         index = np.asarray(codes, dtype=_I8)[by_code]
         states = [states[k] for k in by_code]
-        self.head_prev_t[index] = [s.head_prev_t for s in states]
-        self.n_released[index] = [s.n_released for s in states]
-        self.max_t[index] = [s.max_t for s in states]
-        self.finished[index] = [s.finished for s in states]
-        for attr, prefix in (("tail", ""), ("pending", "pend_")):
+        rows = []
+        for prefix in ("", "pend_"):
             sizes = [len(getattr(s, prefix + "t")) for s in states]
-            if not sum(sizes):
-                continue
-            added = Rows(
-                np.repeat(index, sizes),
-                *(
-                    np.concatenate([getattr(s, prefix + name) for s in states]).astype(dtype)
-                    for name, dtype in (("t", _F8), ("v", _F8), ("pos", _I8))
-                ),
+            rows.append(
+                (
+                    np.repeat(index, sizes),
+                    *(
+                        np.concatenate([getattr(s, prefix + name) for s in states]).astype(dtype)
+                        for name, dtype in (("t", _F8), ("v", _F8), ("pos", _I8))
+                    ),
+                )
             )
-            setattr(self, attr, getattr(self, attr).merged(added))
+        scalars = (
+            np.array([getattr(s, name) for s in states], dtype=dtype) for name, dtype in _SCALARS
+        )
+        self.insert_columns(index, *scalars, *rows)
+
+    def insert_columns(
+        self,
+        index: np.ndarray,
+        head_prev_t: np.ndarray,
+        n_released: np.ndarray,
+        max_t: np.ndarray,
+        finished: np.ndarray,
+        tail: tuple[np.ndarray, ...],
+        pending: tuple[np.ndarray, ...],
+    ) -> None:
+        """Put in things without rows here (`index`, sorted) from columns: per thing its
+        values, then the tail and the pending rows (thing, t, v, pos), by thing."""
+        self.head_prev_t[index] = head_prev_t
+        self.n_released[index] = n_released
+        self.max_t[index] = max_t
+        self.finished[index] = finished
+        for attr, rows in (("tail", tail), ("pending", pending)):
+            if len(rows[0]):
+                setattr(self, attr, getattr(self, attr).merged(Rows(*rows)))
 
     def remove(self, touched: np.ndarray) -> None:
         """Drop the rows of the things marked in `touched` (a mask by code)."""

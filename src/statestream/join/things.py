@@ -19,10 +19,13 @@ goes through its own `ComplementJoin`, which cuts such a batch into pieces.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from statestream.join import table_codec
+from statestream.join.codec import restore_state
 from statestream.join.engine import (
     MAX_PIECE,
     ComplementJoin,
@@ -80,6 +83,30 @@ class ThingsJoin:
     def engine(self, code: int) -> ComplementJoin:
         """A thing's state as a `ComplementJoin` of its own (a copy)."""
         return ComplementJoin(self.spec, self.left.state(code), self.right.state(code))
+
+    def export_states(self, codes: Sequence[int]) -> list[bytes]:
+        """`export_state(self.engine(code))` of each of `codes`, written at once."""
+        return table_codec.exported(self.left, self.right, np.asarray(codes, dtype=np.int64))
+
+    def insert_states(self, codes: Sequence[int], states: Sequence[bytes]) -> None:
+        """Take in the `export_state` bytes of things that have none here yet, read at once;
+        bytes not in the layout raise `StateFormatError` as `restore_state` does."""
+        if not len(codes):
+            return
+        by_code = np.argsort(codes, kind="stable")
+        index = np.asarray(codes, dtype=np.int64)[by_code]
+        ordered = [states[k] for k in by_code]
+        columns = table_codec.restored(index, ordered)
+        if columns is None:
+            self.insert(index.tolist(), [restore_state(self.spec, s) for s in ordered])
+            return
+        self.reserve(int(index[-1]) + 1)
+        self.known[index] = True
+        for table, series in zip((self.left, self.right), columns, strict=True):
+            table.insert_columns(
+                index, series.head_prev_t, series.n_released, series.max_t, series.finished,
+                series.tail, series.pending,
+            )  # fmt: skip
 
     def insert(self, codes: list[int], engines: list[ComplementJoin]) -> None:
         """Take in the states of things that have none here yet (restored ones, say)."""

@@ -206,12 +206,16 @@ class BucketJoin:
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
-def new_router(specs: Sequence[JoinSpec], load_engine: Callable | None = None) -> JoinRouter:
+def new_router(
+    specs: Sequence[JoinSpec],
+    load_engine: Callable | None = None,
+    load_states: Callable | None = None,
+) -> JoinRouter:
     """A `JoinRouter` of `specs`: the compiled engine is imported here, where a join runs, not
     with the modules that build the join (the driver imports them to plan it)."""
     from statestream.join.router import JoinRouter
 
-    return JoinRouter(specs, load_engine=load_engine)
+    return JoinRouter(specs, load_engine=load_engine, load_states=load_states)
 
 
 def arrow_coded_names(

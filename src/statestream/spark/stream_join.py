@@ -105,9 +105,9 @@ def joined_bucket(
     stored = StoredEngines(things_state)
     if concrete:
         stored.prefetch(frame["thing"].unique().tolist())
-    router = new_router(concrete, load_engine=stored.loader(concrete))
+    router = new_router(concrete, load_states=stored.states_loader(concrete))
     step = join.process(router, frame)
-    stored.save_router(router.engines, concrete)
+    stored.save_router(router, concrete)
     return with_spec_names(join.output([step], frame), concrete)
 
 
