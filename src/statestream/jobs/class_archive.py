@@ -83,14 +83,11 @@ def _stamp(path: Path) -> bytes:
     return f"{path}:{stat.st_size}:{stat.st_mtime_ns}\n".encode()
 
 
-def write_archive(settings: Settings) -> Path:
-    """Write the archive for `settings` by a training run in a new Python process; returns it.
+def write_archive(target: Path) -> None:
+    """Write the archive `target` (`archive_path`) by a training run in a new Python process.
     Archives of other Java installations or class paths in the same folder are removed."""
     import subprocess
 
-    from statestream.jobs.session import spark_options
-
-    target = archive_path(settings, spark_options(settings, new_driver=True))
     folder = target.parent
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="class-archive-", dir=folder) as work:
@@ -110,7 +107,6 @@ def write_archive(settings: Settings) -> Path:
     for stale in folder.glob(f"driver-*{SUFFIX}"):
         if stale != target:
             stale.unlink()
-    return target
 
 
 def main() -> int:
@@ -127,13 +123,13 @@ def main() -> int:
         return 0
     print("setup: writing the driver JVM's class archive (a short Spark training run)", flush=True)
     try:
-        written = write_archive(settings)
+        write_archive(target)
     except (RuntimeError, OSError, ValueError) as problem:
         # an optimisation only: Spark starts without it, a few seconds slower
         print(f"setup: warning: no JVM class archive: {problem}")
         return 0
-    size_mb = written.stat().st_size / 1e6
-    print(f"setup: JVM class archive {written.name} written ({size_mb:.0f} MB)")
+    size_mb = target.stat().st_size / 1e6
+    print(f"setup: JVM class archive {target.name} written ({size_mb:.0f} MB)")
     return 0
 
 

@@ -17,7 +17,6 @@ from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 from statestream.join import (
     ComplementJoin,
     JoinSpec,
-    export_state,
     pack_states,
     restore_state,
     unpack_states,
@@ -81,10 +80,6 @@ class StoredEngines:
     def loader(self, specs: Sequence[JoinSpec]) -> Callable[[str, int], ComplementJoin | None]:
         """`JoinRouter`'s `load_engine` for `specs`: (thing, spec index) → its stored engine."""
         return lambda thing, index: self.load(thing, specs[index])
-
-    def save(self, engines: dict[tuple[str, str], ComplementJoin]) -> None:
-        """Write back each thing's engines, by (thing, result); its other joins' as they were."""
-        self.save_states({key: export_state(engine) for key, engine in engines.items()})
 
     def save_states(self, exported: dict[tuple[str, str], bytes]) -> None:
         """Write back each thing's engine states (`export_state` bytes), by (thing, result);

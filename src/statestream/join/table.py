@@ -90,6 +90,19 @@ def _grow(array: np.ndarray, size: int, fill: float | bool) -> np.ndarray:
     return grown
 
 
+@dataclass(frozen=True)
+class SeriesColumns:
+    """One series of some things: per thing (in a given order) its head_prev_t, n_released,
+    max_t and finished; its tail and pending rows (thing code, t, v, pos), by thing."""
+
+    head_prev_t: np.ndarray
+    n_released: np.ndarray
+    max_t: np.ndarray
+    finished: np.ndarray
+    tail: tuple[np.ndarray, ...]
+    pending: tuple[np.ndarray, ...]
+
+
 @dataclass
 class SeriesTable:
     """The state of one series for many things; per-thing arrays are indexed by thing code."""
@@ -153,25 +166,15 @@ class SeriesTable:
         scalars = (
             np.array([getattr(s, name) for s in states], dtype=dtype) for name, dtype in _SCALARS
         )
-        self.insert_columns(index, *scalars, *rows)
+        self.insert_columns(index, SeriesColumns(*scalars, *rows))
 
-    def insert_columns(
-        self,
-        index: np.ndarray,
-        head_prev_t: np.ndarray,
-        n_released: np.ndarray,
-        max_t: np.ndarray,
-        finished: np.ndarray,
-        tail: tuple[np.ndarray, ...],
-        pending: tuple[np.ndarray, ...],
-    ) -> None:
-        """Put in things without rows here (`index`, sorted) from columns: per thing its
-        values, then the tail and the pending rows (thing, t, v, pos), by thing."""
-        self.head_prev_t[index] = head_prev_t
-        self.n_released[index] = n_released
-        self.max_t[index] = max_t
-        self.finished[index] = finished
-        for attr, rows in (("tail", tail), ("pending", pending)):
+    def insert_columns(self, index: np.ndarray, columns: SeriesColumns) -> None:
+        """Put in things without rows here (`index`, sorted) from `columns` (theirs, in order)."""
+        self.head_prev_t[index] = columns.head_prev_t
+        self.n_released[index] = columns.n_released
+        self.max_t[index] = columns.max_t
+        self.finished[index] = columns.finished
+        for attr, rows in (("tail", columns.tail), ("pending", columns.pending)):
             if len(rows[0]):
                 setattr(self, attr, getattr(self, attr).merged(Rows(*rows)))
 

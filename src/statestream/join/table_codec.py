@@ -17,14 +17,13 @@ into rows and per-thing values in one pass. The layout is `codec`'s, byte for by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from numba import types
 
 from statestream.join.codec import _HEADER_FIELDS, FORMAT_VERSION
-from statestream.join.compiled import F8, I8, kernel
+from statestream.join.compiled import F8, I8, kernel, step
 from statestream.join.keys import segment_bounds
+from statestream.join.table import SeriesColumns
 
 _B1 = types.boolean[:]
 # the stored bytes, read in place (numpy's view of bytes is read-only)
@@ -85,19 +84,6 @@ def _series_written(
             o += 3 * n
 
 
-@dataclass(frozen=True)
-class SeriesColumns:
-    """One series of many restored things: per thing (in the order given) its head_prev_t,
-    n_released, max_t and finished; its tail and pending rows (thing code, t, v, pos), by thing."""
-
-    head_prev_t: np.ndarray
-    n_released: np.ndarray
-    max_t: np.ndarray
-    finished: np.ndarray
-    tail: tuple[np.ndarray, ...]
-    pending: tuple[np.ndarray, ...]
-
-
 def restored(codes: np.ndarray, states: list[bytes]) -> tuple[SeriesColumns, SeriesColumns] | None:
     """Each thing's `export_state` bytes (`codes` sorted) as the columns of its two series; None
     if any is not in the layout (`codec.restore_state` then says why)."""
@@ -105,11 +91,26 @@ def restored(codes: np.ndarray, states: list[bytes]) -> tuple[SeriesColumns, Ser
     if (sizes % _WORD).any():
         return None
     ends = np.cumsum(sizes // _WORD)
+    starts = ends - sizes // _WORD
     words = np.frombuffer(b"".join(states), dtype=np.float64)
-    counts = _counted(words, ends - sizes // _WORD, ends)
+    counts = _counted(words, starts, ends)
     if counts[0] < 0:
         return None
-    return _read(words, codes, ends - sizes // _WORD, counts)
+    return _read(words, codes, starts, counts)
+
+
+@step
+def _lengths(words, o, end):
+    """The tail and pending lengths of the series at word `o`, or -1, -1 if its header is not
+    in the layout before `end`."""
+    if o + _HEADER_FIELDS > end or words[o] != FORMAT_VERSION:
+        return -1, -1
+    n_tail, n_pend = words[o + 5], words[o + 6]
+    if not (0 <= n_tail <= end and 0 <= n_pend <= end):
+        return -1, -1
+    if n_tail != int(n_tail) or n_pend != int(n_pend):
+        return -1, -1
+    return int(n_tail), int(n_pend)
 
 
 @kernel(_WORDS, I8, I8)
@@ -120,19 +121,13 @@ def _counted(words, starts, ends):
     for k in range(len(starts)):
         o = starts[k]
         for side in range(2):
-            if o + _HEADER_FIELDS > ends[k] or words[o] != FORMAT_VERSION:
+            n_tail, n_pend = _lengths(words, o, ends[k])
+            if n_tail < 0:
                 counts[0] = -1
                 return counts
-            n_tail, n_pend = words[o + 5], words[o + 6]
-            if not (0 <= n_tail <= ends[k] and 0 <= n_pend <= ends[k]):
-                counts[0] = -1
-                return counts
-            if n_tail != int(n_tail) or n_pend != int(n_pend):
-                counts[0] = -1
-                return counts
-            counts[2 * side] += int(n_tail)
-            counts[2 * side + 1] += int(n_pend)
-            o += _HEADER_FIELDS + 3 * (int(n_tail) + int(n_pend))
+            counts[2 * side] += n_tail
+            counts[2 * side + 1] += n_pend
+            o += _HEADER_FIELDS + 3 * (n_tail + n_pend)
         if o != ends[k]:
             counts[0] = -1
             return counts

@@ -102,11 +102,8 @@ class ThingsJoin:
             return
         self.reserve(int(index[-1]) + 1)
         self.known[index] = True
-        for table, series in zip((self.left, self.right), columns, strict=True):
-            table.insert_columns(
-                index, series.head_prev_t, series.n_released, series.max_t, series.finished,
-                series.tail, series.pending,
-            )  # fmt: skip
+        self.left.insert_columns(index, columns[0])
+        self.right.insert_columns(index, columns[1])
 
     def insert(self, codes: list[int], engines: list[ComplementJoin]) -> None:
         """Take in the states of things that have none here yet (restored ones, say)."""
