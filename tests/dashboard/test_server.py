@@ -1,14 +1,18 @@
-"""What `statestream dashboard` refuses before it starts serving."""
+"""What `statestream dashboard` refuses before it starts serving, and how signals stop it."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 
 import pytest
+import uvicorn
 from pydantic import SecretStr
 
 from statestream.config import Settings
 from statestream.dashboard import check_can_serve, dashboard_url
+from statestream.dashboard.server import _server, _stopped_by_signals
 from statestream.errors import ConfigError, EnvironmentProblem
 from tests.support import run_cli
 
@@ -42,3 +46,25 @@ def test_the_command_refuses_a_public_host_without_a_token() -> None:
     assert result.exit_code == 2
     assert "STATESTREAM_DASHBOARD__TOKEN" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_a_signal_asks_the_server_to_stop_and_a_second_one_at_once(signum: int) -> None:
+    server = _server(uvicorn.Config(app=None))
+    before = signal.getsignal(signum)
+    with _stopped_by_signals(server):
+        os.kill(os.getpid(), signum)
+        signal.sigtimedwait([], 0.2)  # the handler runs at the latest during this wait
+        assert (server.should_exit, server.force_exit) == (True, False)
+        os.kill(os.getpid(), signum)
+        signal.sigtimedwait([], 0.2)
+        assert server.force_exit
+    assert signal.getsignal(signum) is before
+
+
+def test_the_server_leaves_the_signals_to_us() -> None:
+    """uvicorn's own handlers would raise the signal again inside the event loop once served."""
+    server = _server(uvicorn.Config(app=None))
+    before = signal.getsignal(signal.SIGINT)
+    with server.capture_signals():
+        assert signal.getsignal(signal.SIGINT) is before

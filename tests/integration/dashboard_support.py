@@ -129,13 +129,24 @@ def running_dashboard(settings: Settings, prepare=None) -> Iterator[Dashboard]:
         _wait_until_reading(url, token, process)
         yield Dashboard(url, token, settings)
     finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        output = _stopped(process)
         AdminClient(settings.kafka.client_config()).delete_topics(_topics_of(settings))
         influx_query(settings, f'DROP DATABASE "{name}"')
+    # every module's dashboard, after its feed has read and its pages were served, stops cleanly
+    assert process.returncode == 0 and "dashboard stopped" in output, output
+    assert "Traceback" not in output, output
+
+
+def _stopped(process: subprocess.Popen[str]) -> str:
+    """Ctrl-C the dashboard; its output (killed if it does not end within 30 s)."""
+    process.send_signal(signal.SIGINT)
+    try:
+        output, _ = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        output, _ = process.communicate()
+        output += "\n(did not end within 30 s of Ctrl-C: killed)"
+    return output
 
 
 @contextlib.contextmanager

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from statestream.config import Settings
 from statestream.dashboard.app import STATIC_DIR, VENDOR_FILES, create_app
 from statestream.errors import ConfigError, EnvironmentProblem
+
+if TYPE_CHECKING:
+    import uvicorn
 
 
 def check_can_serve(settings: Settings) -> None:
@@ -53,7 +59,8 @@ def dashboard_url(settings: Settings) -> str:
 
 
 def run_dashboard(settings: Settings, on_ready: Callable[[str], None] | None = None) -> None:
-    """Serve the dashboard until Ctrl-C (or SIGTERM); `on_ready` gets its address first."""
+    """Serve the dashboard until Ctrl-C or SIGTERM (a second one: at once); `on_ready` gets its
+    address first. Returns once the server and its Kafka feed have stopped."""
     import uvicorn
 
     check_can_serve(settings)
@@ -65,6 +72,43 @@ def run_dashboard(settings: Settings, on_ready: Callable[[str], None] | None = N
         access_log=False,
         ws_ping_interval=20,
     )
+    server = _server(config)
     if on_ready is not None:
         on_ready(dashboard_url(settings))
-    uvicorn.Server(config).run()
+    with _stopped_by_signals(server):
+        server.run()
+
+
+def _server(config: uvicorn.Config) -> uvicorn.Server:
+    """uvicorn's server without its own signal handling (`_stopped_by_signals` does it).
+
+    Once served, uvicorn raises the signal it caught again, inside the event loop, where
+    asyncio's runner takes it for a second Ctrl-C: it cancels the app's shutdown halfway (the
+    Kafka feed is not stopped) and can leave a worker thread waiting, so that the process never
+    ends. Stopped by a flag instead, the server shuts down in order and simply returns.
+    """
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(server: uvicorn.Server) -> Iterator[None]:
+    """SIGINT or SIGTERM asks `server` to shut down cleanly; a second one, at once."""
+
+    def stop(signum: int, frame: object) -> None:
+        if server.should_exit:
+            server.force_exit = True
+        server.should_exit = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
