@@ -12,20 +12,19 @@ the sample's times are shifted to start now and, sent faster than they were reco
 of the clock). Each part writes its output to `<data_dir>/logs/demo-<part>.log`. Stopping
 (Ctrl-C, SIGTERM or SIGHUP) goes back to front: the simulators first, so that what they sent
 still flows through, then the Spark pipeline, the connector and the dashboard, each with
-SIGINT and time to finish cleanly. A demo killed with -9 cannot do that: each part then gets
-SIGINT from the kernel (PR_SET_PDEATHSIG) and stops itself.
+SIGINT and time to finish cleanly. A demo killed with -9 cannot do that: each part then sees
+its lifeline to the demo end (`stop_when_demo_ends`) and stops itself, as on Ctrl-C.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -41,7 +40,7 @@ STOP_TIMEOUT_S = 45.0
 VEHICLE_DRIVING_S = 365 * 24 * 3600  # `simulate vehicles` ends after this: never, for a demo
 HFP_FILTER = "/hfp/v2/journey/ongoing/vp/#"  # what the connector's vehicle processor reads
 MACHINE_QUERIES = 3  # join, stats, sink_influx; with the vehicles, at least geo more
-_PR_SET_PDEATHSIG = 1
+LIFELINE_ENV = "STATESTREAM_DEMO_LIFELINE"  # a part's end of the pipe to its demo
 
 
 @dataclass(frozen=True)
@@ -68,17 +67,18 @@ class DemoPart:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def start(self, environment: dict[str, str]) -> None:
+    def start(self, environment: dict[str, str], lifeline: int) -> None:
+        """Start it with `lifeline`, the read end of a pipe whose write end only the demo holds."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log.open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "statestream", *self.args],
-            env={**environment, **self.environment},
+            env={**environment, **self.environment, LIFELINE_ENV: str(lifeline)},
             stdin=subprocess.DEVNULL,
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the demo only, which stops all in order
-            preexec_fn=_stop_when_parent_dies(os.getpid()),
+            pass_fds=(lifeline,),
         )
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
@@ -110,20 +110,29 @@ class DemoPart:
             return ""
 
 
-def _stop_when_parent_dies(parent: int) -> Callable[[], None]:
-    """A part's pre-exec step: SIGINT (its clean stop) when the demo dies, even by SIGKILL.
+def stop_when_demo_ends() -> None:
+    """In a demo's part (`python -m statestream …` with `LIFELINE_ENV` set): SIGINT, the part's
+    clean stop, once the demo has ended, however it ended.
 
-    Linux's PR_SET_PDEATHSIG; elsewhere a part outlives a demo killed with -9.
+    The part reads its lifeline, a pipe whose write end only the demo's process holds, so the
+    read ends when that process does, even killed with -9: then the part sends itself SIGINT,
+    once. (Linux's PR_SET_PDEATHSIG is no substitute: it fires once per thread of the demo that
+    ends, and a part takes a second SIGINT for "stop at once".) SIGINT is also how the demo stops
+    its parts, so it is made Ctrl-C again here even if the part inherited it ignored: a shell
+    ignores SIGINT in what it starts in the background (`statestream demo &`, a CI job).
     """
+    lifeline = os.environ.pop(LIFELINE_ENV, None)
+    if lifeline is None or threading.current_thread() is not threading.main_thread():
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
-    def arm() -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
-        if os.getppid() != parent:  # the demo died before the line above
-            os.kill(os.getpid(), signal.SIGINT)
+    def wait_for_the_demo_to_end() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(int(lifeline), 64):
+                pass
+        os.kill(os.getpid(), signal.SIGINT)
 
-    return arm
+    threading.Thread(target=wait_for_the_demo_to_end, name="demo-lifeline", daemon=True).start()
 
 
 def _signal_group(process: subprocess.Popen, signum: int) -> None:
@@ -226,6 +235,7 @@ class Demo:
         self.parts = demo_parts(settings, options)
         self.queries = MACHINE_QUERIES + (1 if options.vehicles else 0)
         self.environment = {**os.environ, **settings_environment(settings)}
+        self._lifeline: int | None = None  # the write end of the parts' lifeline (see start)
 
     def start(self, say: Callable[[str], None]) -> None:
         """Start every part; raises `ServiceError` if one ends during start-up.
@@ -236,15 +246,19 @@ class Demo:
         longer than Spark waits for a worker (10 s).
         """
         shutil.rmtree(demo_checkpoints(self.settings), ignore_errors=True)
-        for part in self.parts:
-            if part.name == "vehicle-simulator":
-                self._wait_for_machine_data()
-            say(f"starting {part.name}: statestream {' '.join(part.args)}  (log: {part.log})")
-            part.start(self.environment)
-            if part.name == "dashboard":
-                self._wait_for_dashboard(part)
-            if part.name == "pipeline":
-                wait_for_queries(self.settings, part, self.queries)
+        lifeline, self._lifeline = os.pipe()  # the write end stays open as long as the demo runs
+        try:
+            for part in self.parts:
+                if part.name == "vehicle-simulator":
+                    self._wait_for_machine_data()
+                say(f"starting {part.name}: statestream {' '.join(part.args)}  (log: {part.log})")
+                part.start(self.environment, lifeline)
+                if part.name == "dashboard":
+                    self._wait_for_dashboard(part)
+                if part.name == "pipeline":
+                    wait_for_queries(self.settings, part, self.queries)
+        finally:
+            os.close(lifeline)  # each part has its own
         time.sleep(1.0)
         self.raise_if_one_ended()
 
@@ -268,6 +282,9 @@ class Demo:
             if part.running:
                 say(f"stopping {part.name} …")
             part.stop()
+        if self._lifeline is not None:
+            os.close(self._lifeline)
+            self._lifeline = None
 
     def _wait_for_machine_data(self, timeout_s: float = 120.0) -> None:
         """Wait until the pipeline's queries have taken in records (or `timeout_s` passed)."""

@@ -176,14 +176,28 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
+def _described(pids: set[int]) -> str:
+    """Each process of `pids` with its command line, for a failure's message."""
+    lines = []
+    for pid in sorted(pids):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            command = b"(ended)"
+        lines.append(f"{pid}: {command.decode(errors='replace')[:300]}")
+    return "\n".join(lines)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["TERM", "KILL"])
 def test_a_demo_ended_by_a_signal_leaves_no_process_behind(
     local_services: Settings, unique_name: str, tmp_path: Path, signum: int
 ) -> None:
     """SIGTERM (a service manager, `timeout`) stops the parts in order, as Ctrl-C does (and as
     SIGHUP, a closed terminal, does: the same handler, tests/cli/test_demo_cmd.py); after
-    SIGKILL the parts notice that the demo is gone and stop themselves."""
+    SIGKILL the parts notice that the demo is gone and stop themselves, as cleanly."""
     environment = {**os.environ, **_isolated(unique_name, tmp_path), "COLUMNS": "200"}
+    dashboard_log = local_services.paths.log_dir / "demo-dashboard.log"  # appended to by each demo
+    logged_before = dashboard_log.stat().st_size if dashboard_log.exists() else 0
     demo = _start_demo(environment, things=2)
     assert demo.stdout is not None
     lines = []
@@ -202,7 +216,12 @@ def test_a_demo_ended_by_a_signal_leaves_no_process_behind(
         deadline = time.monotonic() + 120
         while _alive(parts) and time.monotonic() < deadline:
             time.sleep(1)
-        assert not _alive(parts), f"still running after the demo ended: {sorted(_alive(parts))}"
+        assert not _alive(parts), f"still running after the demo ended: {_described(_alive(parts))}"
+        with dashboard_log.open("rb") as log:
+            log.seek(logged_before)
+            this_run = log.read().decode(errors="replace")
+        # one SIGINT: a second would have been "stop at once" (its feed left running, a trace)
+        assert "dashboard stopped" in this_run and "Traceback" not in this_run, this_run
     finally:
         for pid in _alive(parts | _descendants(demo.pid)):  # never left to the rest of the suite
             with contextlib.suppress(ProcessLookupError):

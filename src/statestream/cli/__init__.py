@@ -34,6 +34,7 @@ from statestream.cli import (
     topics_cmd,
 )
 from statestream.cli._common import app, err_console
+from statestream.demo import stop_when_demo_ends
 from statestream.errors import StatestreamError
 
 config_cmd.register(app)
@@ -61,6 +62,7 @@ chaos_cmd.register(app)
 
 def main() -> None:
     """Console-script entry point."""
+    stop_when_demo_ends()  # only in a part of `statestream demo`
     try:
         app()
     except StatestreamError as exc:
