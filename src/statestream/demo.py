@@ -19,6 +19,7 @@ its lifeline to the demo end (`stop_when_demo_ends`) and stops itself, as on Ctr
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -67,8 +68,9 @@ class DemoPart:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def start(self, environment: dict[str, str], lifeline: int) -> None:
-        """Start it with `lifeline`, the read end of a pipe whose write end only the demo holds."""
+    def start(self, environment: dict[str, str]) -> None:
+        """Start it, tied to this process by a lifeline (`stop_when_demo_ends`)."""
+        lifeline = _lifeline()
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self._log_file = self.log.open("ab")
         self.process = subprocess.Popen(
@@ -110,9 +112,18 @@ class DemoPart:
             return ""
 
 
+@functools.cache
+def _lifeline() -> int:
+    """The read end of this process's lifeline, handed to each part it starts: a pipe whose
+    write end only this process holds, open until it ends (however it ends)."""
+    read_end, _write_end = os.pipe()  # neither is inherited by anything else it starts
+    return read_end
+
+
 def stop_when_demo_ends() -> None:
-    """In a demo's part (`python -m statestream …` with `LIFELINE_ENV` set): SIGINT, the part's
-    clean stop, once the demo has ended, however it ended.
+    """In a part that `DemoPart` started (`python -m statestream …` with `LIFELINE_ENV` set,
+    for the demo or a chaos run): SIGINT, the part's clean stop, once the process that started
+    it (the demo) has ended, however it ended.
 
     The part reads its lifeline, a pipe whose write end only the demo's process holds, so the
     read ends when that process does, even killed with -9: then the part sends itself SIGINT,
@@ -235,7 +246,6 @@ class Demo:
         self.parts = demo_parts(settings, options)
         self.queries = MACHINE_QUERIES + (1 if options.vehicles else 0)
         self.environment = {**os.environ, **settings_environment(settings)}
-        self._lifeline: int | None = None  # the write end of the parts' lifeline (see start)
 
     def start(self, say: Callable[[str], None]) -> None:
         """Start every part; raises `ServiceError` if one ends during start-up.
@@ -246,19 +256,15 @@ class Demo:
         longer than Spark waits for a worker (10 s).
         """
         shutil.rmtree(demo_checkpoints(self.settings), ignore_errors=True)
-        lifeline, self._lifeline = os.pipe()  # the write end stays open as long as the demo runs
-        try:
-            for part in self.parts:
-                if part.name == "vehicle-simulator":
-                    self._wait_for_machine_data()
-                say(f"starting {part.name}: statestream {' '.join(part.args)}  (log: {part.log})")
-                part.start(self.environment, lifeline)
-                if part.name == "dashboard":
-                    self._wait_for_dashboard(part)
-                if part.name == "pipeline":
-                    wait_for_queries(self.settings, part, self.queries)
-        finally:
-            os.close(lifeline)  # each part has its own
+        for part in self.parts:
+            if part.name == "vehicle-simulator":
+                self._wait_for_machine_data()
+            say(f"starting {part.name}: statestream {' '.join(part.args)}  (log: {part.log})")
+            part.start(self.environment)
+            if part.name == "dashboard":
+                self._wait_for_dashboard(part)
+            if part.name == "pipeline":
+                wait_for_queries(self.settings, part, self.queries)
         time.sleep(1.0)
         self.raise_if_one_ended()
 
@@ -282,9 +288,6 @@ class Demo:
             if part.running:
                 say(f"stopping {part.name} …")
             part.stop()
-        if self._lifeline is not None:
-            os.close(self._lifeline)
-            self._lifeline = None
 
     def _wait_for_machine_data(self, timeout_s: float = 120.0) -> None:
         """Wait until the pipeline's queries have taken in records (or `timeout_s` passed)."""
