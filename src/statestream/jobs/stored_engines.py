@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
 from statestream.join import (
-    ComplementJoin,
     JoinSpec,
     pack_states,
-    restore_state,
     unpack_states,
 )
 from statestream.spark.patches.map_state_calls import MapStateCalls
@@ -56,10 +54,6 @@ class StoredEngines:
         for thing, value in zip(keys, self.calls.get_values([(t,) for t in keys]), strict=True):
             self.loaded[thing] = _unpacked(value)
 
-    def load(self, thing: str, spec: JoinSpec) -> ComplementJoin | None:
-        data = self._stored(thing).get(spec.result)
-        return restore_state(spec, data) if data is not None else None
-
     def states_loader(
         self, specs: Sequence[JoinSpec]
     ) -> Callable[[list[str], int], list[bytes | None]]:
@@ -76,10 +70,6 @@ class StoredEngines:
         if thing not in self.loaded:
             self.loaded[thing] = _unpacked(self.things.getValue((thing,)))
         return self.loaded[thing]
-
-    def loader(self, specs: Sequence[JoinSpec]) -> Callable[[str, int], ComplementJoin | None]:
-        """`JoinRouter`'s `load_engine` for `specs`: (thing, spec index) → its stored engine."""
-        return lambda thing, index: self.load(thing, specs[index])
 
     def save_states(self, exported: dict[tuple[str, str], bytes]) -> None:
         """Write back each thing's engine states (`export_state` bytes), by (thing, result);
