@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
+from pathlib import Path
 
 from statestream.config import Settings
 from statestream.services import grant_access
@@ -21,6 +23,8 @@ __all__ = [
     "influx_query",
     "read_committed",
     "run_cli",
+    "sigint_ignored",
+    "start_in_the_background",
 ]
 
 # The suite's Spark JVMs compile with C1 only: its jobs are short, and on two cores C2's compiler
@@ -71,6 +75,27 @@ def run_cli(
         check=False,
     )
     return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+def start_in_the_background(command: list[str], **popen: object) -> subprocess.Popen:
+    """`command` started as a shell without job control (a script, a CI job) starts `command &`:
+    with SIGINT ignored, which stays so across exec; in a process group of its own here, so that
+    `os.killpg` reaches it as `kill -INT -- -PGID` would. `popen`: more arguments of `Popen`.
+
+    Ignored here for the moment of the start, not in a `preexec_fn` (unsafe with threads)."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return subprocess.Popen(command, process_group=0, **popen)  # type: ignore[arg-type]
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def sigint_ignored(pid: int) -> bool:
+    """Whether process `pid` ignores SIGINT (its SigIgn mask in /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigIgn:"):
+            return bool(int(line.split()[1], 16) & 1 << (signal.SIGINT - 1))
+    raise AssertionError(f"no SigIgn in /proc/{pid}/status")
 
 
 def free_ports(count: int) -> list[int]:

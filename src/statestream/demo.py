@@ -120,6 +120,17 @@ def _lifeline() -> int:
     return read_end
 
 
+def take_back_ctrl_c() -> None:
+    """Make SIGINT Ctrl-C again (Python's `default_int_handler`) if this process inherited it
+    ignored: a shell starts what it runs in the background that way (`statestream demo &` in a
+    script, a CI job), and `kill -INT` should stop it as Ctrl-C does. Every `statestream`
+    command calls it first (`statestream.cli.main`); a handler already set is left alone.
+    """
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def stop_when_demo_ends() -> None:
     """In a part that `DemoPart` started (`python -m statestream …` with `LIFELINE_ENV` set,
     for the demo or a chaos run): SIGINT, the part's clean stop, once the process that started
@@ -129,13 +140,13 @@ def stop_when_demo_ends() -> None:
     read ends when that process does, even killed with -9: then the part sends itself SIGINT,
     once. (Linux's PR_SET_PDEATHSIG is no substitute: it fires once per thread of the demo that
     ends, and a part takes a second SIGINT for "stop at once".) SIGINT is also how the demo stops
-    its parts, so it is made Ctrl-C again here even if the part inherited it ignored: a shell
-    ignores SIGINT in what it starts in the background (`statestream demo &`, a CI job).
+    its parts, so it is made Ctrl-C again here (`take_back_ctrl_c`) even if the part inherited
+    it ignored.
     """
     lifeline = os.environ.pop(LIFELINE_ENV, None)
     if lifeline is None or threading.current_thread() is not threading.main_thread():
         return
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    take_back_ctrl_c()
 
     def wait_for_the_demo_to_end() -> None:
         with contextlib.suppress(OSError):

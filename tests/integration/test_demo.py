@@ -18,7 +18,13 @@ from confluent_kafka import Producer
 from statestream.config import Settings, load_settings
 from statestream.demo import HFP_FILTER
 from statestream.ingest import SAMPLE_FILE
-from tests.support import free_ports, influx_query, read_committed
+from tests.support import (
+    free_ports,
+    influx_query,
+    read_committed,
+    sigint_ignored,
+    start_in_the_background,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -42,19 +48,18 @@ def _isolated(unique_name: str, tmp_path: Path) -> dict[str, str]:
 
 
 def _start_demo(
-    environment: dict[str, str], things: int, vehicles: bool = False
+    environment: dict[str, str], things: int, vehicles: bool = False, background: bool = False
 ) -> subprocess.Popen:
     """`statestream demo` at 50 rows/s, its output (stdout and stderr) on a pipe; with the
-    vehicle use case (simulator and queries) only if `vehicles`."""
+    vehicle use case (simulator and queries) only if `vehicles`; if `background`, started as a
+    script's `statestream demo &` (SIGINT ignored, a process group of its own)."""
     options = ["--rate", "50", "--things", str(things)]
     options.append("--vehicles" if vehicles else "--no-vehicles")
-    return subprocess.Popen(
-        [sys.executable, "-m", "statestream", "demo", *options],
-        env=environment,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    command = [sys.executable, "-m", "statestream", "demo", *options]
+    output = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+    if background:
+        return start_in_the_background(command, env=environment, **output)
+    return subprocess.Popen(command, env=environment, **output)
 
 
 def _json(address: str) -> dict:
@@ -188,17 +193,24 @@ def _described(pids: set[int]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["TERM", "KILL"])
+@pytest.mark.parametrize(
+    "signum",
+    [signal.SIGTERM, signal.SIGKILL, signal.SIGINT],
+    ids=["TERM", "KILL", "INT-background"],
+)
 def test_a_demo_ended_by_a_signal_leaves_no_process_behind(
     local_services: Settings, unique_name: str, tmp_path: Path, signum: int
 ) -> None:
     """SIGTERM (a service manager, `timeout`) stops the parts in order, as Ctrl-C does (and as
     SIGHUP, a closed terminal, does: the same handler, tests/cli/test_demo_cmd.py); after
-    SIGKILL the parts notice that the demo is gone and stop themselves, as cleanly."""
+    SIGKILL the parts notice that the demo is gone and stop themselves, as cleanly. SIGINT to
+    the process group of a demo that a script started in the background (`statestream demo &`,
+    SIGINT ignored) is Ctrl-C: the demo takes SIGINT back."""
     environment = {**os.environ, **_isolated(unique_name, tmp_path), "COLUMNS": "200"}
     dashboard_log = local_services.paths.log_dir / "demo-dashboard.log"  # appended to by each demo
     logged_before = dashboard_log.stat().st_size if dashboard_log.exists() else 0
-    demo = _start_demo(environment, things=2)
+    background = signum == signal.SIGINT
+    demo = _start_demo(environment, things=2, background=background)
     assert demo.stdout is not None
     lines = []
     for line in demo.stdout:  # until every part runs
@@ -208,7 +220,11 @@ def test_a_demo_ended_by_a_signal_leaves_no_process_behind(
     parts = _descendants(demo.pid)
     assert len(parts) >= 4, "".join(lines)  # the four parts, Spark's JVM and workers
     try:
-        demo.send_signal(signum)
+        if background:
+            assert not sigint_ignored(demo.pid)
+            os.killpg(demo.pid, signum)  # kill -INT -- -PGID; the parts have sessions of their own
+        else:
+            demo.send_signal(signum)
         output, _ = demo.communicate(timeout=180)
         if signum != signal.SIGKILL:
             assert demo.returncode == 0, output

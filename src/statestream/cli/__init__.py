@@ -34,7 +34,7 @@ from statestream.cli import (
     topics_cmd,
 )
 from statestream.cli._common import app, err_console
-from statestream.demo import stop_when_demo_ends
+from statestream.demo import stop_when_demo_ends, take_back_ctrl_c
 from statestream.errors import StatestreamError
 
 config_cmd.register(app)
@@ -61,7 +61,12 @@ chaos_cmd.register(app)
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point (and `python -m statestream`'s).
+
+    `kill -INT` stops a command as Ctrl-C does, also one that a shell started in the background
+    with SIGINT ignored (`statestream demo &` in a script): it takes SIGINT back first.
+    """
+    take_back_ctrl_c()
     stop_when_demo_ends()  # only in a part of `statestream demo`
     try:
         app()

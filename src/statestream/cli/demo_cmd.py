@@ -61,8 +61,10 @@ def demo(
     times that follow the clock (--retime), and the simulated buses and trams (simulate vehicles;
     --no-vehicles leaves the vehicles out). Prints the dashboard's address and, every few
     seconds, what the queries have done. Ctrl-C, SIGTERM or SIGHUP stops everything cleanly,
-    simulators first; if the demo itself is killed with -9, its parts stop themselves. Each part
-    logs to `<data_dir>/logs/demo-<part>.log`.
+    simulators first, and so does SIGINT (kill -INT) when the demo was started in the background
+    (`statestream demo &`: it takes back the SIGINT a shell ignores there); if the demo itself is
+    killed with -9, its parts stop themselves. Each part logs to
+    `<data_dir>/logs/demo-<part>.log`.
     """
     from statestream.config import ensure_local_secrets
     from statestream.demo import Demo, DemoOptions, dashboard_address
