@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from statestream.config import Settings
 from statestream.ingest import EventRejected, RawEvent
 from statestream.ingest.hfp import (
     VehiclePositionProcessor,
@@ -17,6 +18,7 @@ from statestream.ingest.hfp import (
     hfp_topic,
     parse_topic,
 )
+from statestream.ingest.routes import vehicle_route
 from tests.fuzz_inputs import VP_EVENT, VP_TOPIC
 
 
@@ -53,6 +55,78 @@ def test_a_vp_event_becomes_the_contracts_position() -> None:
     assert (position.next_stop, position.journey_start, position.operating_day) == (
         "1130446", "08:15", "2026-11-25",
     )  # fmt: skip
+
+
+# A subcontracted trip as HSL publishes it: the vehicle is operator 18's (topic), the trip
+# operator 6's (payload `oper`).
+SUBCONTRACTED_TOPIC = (
+    "/hfp/v2/journey/ongoing/vp/bus/0018/00423/1014/1/Hietalahti/07:42/1204412/3/60;24/19/63/51"
+)
+SUBCONTRACTED = (
+    b'{"VP":{"desi":"14","dir":"1","oper":6,"veh":423,"tst":"2026-11-25T05:42:17.512Z",'
+    b'"tsi":1795585337,"spd":7.41,"hdg":212,"lat":60.165432,"long":24.931876,"acc":-0.36,'
+    b'"dl":-38,"odo":2154,"drst":0,"oday":"2026-11-25","jrn":412,"line":147,"start":"07:42",'
+    b'"loc":"GPS","stop":null,"route":"1014","occu":0}}'
+)
+# The same vehicle between journeys: no route, direction, headsign, start or next stop.
+DEADRUN_TOPIC = "/hfp/v2/deadrun/ongoing/vp/bus/0018/00423//////3/60;24/19/63/51"
+DEADRUN_WITH_NULLS = (
+    b'{"VP":{"desi":null,"dir":null,"oper":18,"veh":423,"tst":"2026-11-25T05:20:03.118Z",'
+    b'"tsi":1795584003,"spd":11.2,"hdg":87,"lat":60.165432,"long":24.931876,"acc":0.12,'
+    b'"dl":null,"odo":null,"drst":0,"oday":null,"jrn":null,"line":null,"start":null,'
+    b'"loc":"GPS","stop":null,"route":null,"occu":0}}'
+)
+DEADRUN_WITHOUT = (
+    b'{"VP":{"oper":18,"veh":423,"tst":"2026-11-25T05:20:03.118Z","tsi":1795584003,'
+    b'"spd":11.2,"hdg":87,"lat":60.165432,"long":24.931876,"acc":0.12,"drst":0,"loc":"GPS",'
+    b'"occu":0}}'
+)
+
+
+def test_a_subcontracted_trip_is_the_topics_vehicle_not_the_trip_operators() -> None:
+    [position] = _process(SUBCONTRACTED, SUBCONTRACTED_TOPIC)
+    assert (position.key, position.oper, position.veh) == ("18/423", 18, 423)
+    assert position.event_time_ms == 1_795_585_337_512  # 2026-11-25T05:42:17.512Z
+    assert (position.route, position.direction, position.desi, position.next_stop) == (
+        "1014", 1, "14", "1204412",
+    )  # fmt: skip
+    [(key, _)] = vehicle_route(Settings(), "#").encode([position], 0)
+    assert key == b"18/423"
+
+
+def test_vehicles_of_two_operators_driving_for_one_trip_operator_are_two() -> None:
+    other_topic = SUBCONTRACTED_TOPIC.replace("/0018/", "/0022/")
+    [first] = _process(SUBCONTRACTED, SUBCONTRACTED_TOPIC)
+    [second] = _process(SUBCONTRACTED, other_topic)  # the same payload: oper 6, veh 423
+    assert (first.key, second.key) == ("18/423", "22/423")
+
+
+def test_the_topics_vehicle_wins_over_another_in_the_payload_and_is_noted() -> None:
+    processor = VehiclePositionProcessor()
+    payload = SUBCONTRACTED.replace(b'"veh":423', b'"veh":424')
+    [position] = processor.process(RawEvent(payload, SUBCONTRACTED_TOPIC, 0))
+    assert position.key == "18/423"
+    assert processor.notes() == [
+        "1 vehicle positions whose payload veh is not the topic's vehicle number (topic taken)"
+    ]
+
+
+@pytest.mark.parametrize("drop", [("oper",), ("veh",), ("oper", "veh")])
+def test_the_payload_needs_no_operator_or_vehicle(drop: tuple[str, ...]) -> None:
+    processor = VehiclePositionProcessor()
+    vp = {k: v for k, v in VP_EVENT.items() if k not in drop}
+    [position] = processor.process(RawEvent(json.dumps({"VP": vp}).encode(), VP_TOPIC, 0))
+    assert position.key == "22/1234" and processor.notes() == []
+
+
+@pytest.mark.parametrize("payload", [DEADRUN_WITH_NULLS, DEADRUN_WITHOUT])
+def test_a_deadrun_is_rejected_as_no_journey(payload: bytes) -> None:
+    with pytest.raises(EventRejected) as caught:
+        _process(payload, DEADRUN_TOPIC)
+    assert caught.value.kind == "hfp_bad_topic"
+    assert caught.value.reason == (
+        "HFP deadrun of vehicle 18/423: not on a journey, no route or direction"
+    )
 
 
 def test_no_fix_is_a_position_without_coordinates() -> None:
@@ -95,11 +169,6 @@ def test_topics_hsl_writes_parse(topic: str) -> None:
         ({"long": -180.5}, "hfp_bad_position"),
         ({"lat": None}, "hfp_bad_position"),  # long without lat
         ({"lat": "60.17"}, "hfp_bad_position"),
-        ({"oper": _DROP}, "hfp_no_vehicle"),
-        ({"veh": None}, "hfp_no_vehicle"),
-        ({"veh": "1234"}, "hfp_no_vehicle"),
-        ({"oper": -1}, "hfp_no_vehicle"),
-        ({"veh": 2**40}, "hfp_no_vehicle"),
         ({"dir": "3"}, "hfp_bad_value"),
         ({"spd": "fast"}, "hfp_bad_value"),
         ({"hdg": 1e12}, "hfp_bad_value"),
@@ -136,7 +205,11 @@ def test_payloads_that_are_no_vp_event_are_rejected(payload: bytes, kind: str) -
     [
         ("machine/states", "hfp_bad_topic"),
         ("/hfp/v2/journey/ongoing/vp/bus/0022", "hfp_bad_topic"),
-        (VP_TOPIC.replace("/0022/", "/22a/"), "hfp_bad_topic"),
+        ("positions.jsonl", "hfp_bad_topic"),  # a replay whose source is a file, not a topic
+        (VP_TOPIC.replace("/0022/", "/22a/"), "hfp_no_vehicle"),
+        (VP_TOPIC.replace("/01234/", "//"), "hfp_no_vehicle"),
+        (VP_TOPIC.replace("/01234/", "/４２３/"), "hfp_no_vehicle"),  # fullwidth digits
+        (VP_TOPIC.replace("/0022/", "/2147483648/"), "hfp_no_vehicle"),  # beyond int32
         (VP_TOPIC.replace("/journey/", "/deadrun/"), "hfp_bad_topic"),
         (VP_TOPIC.replace("/vp/", "/doo/"), "hfp_not_vp"),
     ],

@@ -131,7 +131,7 @@ def _bad_vehicle_messages(root: str) -> dict[str, tuple[str, bytes]]:
         "hfp_bad_time": (topic, vp(tst="not a time")),
         "hfp_bad_position": (topic, vp(lat=95.0)),
         "hfp_not_vp": (topic, json.dumps({"DOO": VP_EVENT}).encode()),
-        "hfp_no_vehicle": (topic, vp(veh=None)),
+        "hfp_no_vehicle": (topic.replace("/01234/", "/1234a/"), vp()),  # the topic's vehicle
     }
 
 

@@ -12,6 +12,16 @@ A vehicle publishes its position about once a second on a topic like
 degrees `60;24`, then one level per decimal digit pair of latitude and longitude (`19` = first
 decimals 1 and 9). Without a GPS fix `lat`/`long` are null and the geohash levels are empty.
 
+**The vehicle is the topic's.** HSL identifies a vehicle by the topic's `operator_id/
+vehicle_number`: the payload's `oper` is the operator of the *trip*, which is another operator's
+when the trip is subcontracted (topic `…/bus/0018/00423/…`, payload `"oper": 6`), so the record's
+`oper`/`veh` (and its key) are taken from the topic and the payload's `oper` is not read. The
+payload's `veh` should be the topic's vehicle number unpadded; when it is another, the topic wins
+(HSL: the topic is authoritative) and the processor counts the position in its notes. A
+`deadrun` (a vehicle between journeys: no route, direction, headsign, start or next stop in the
+topic, null or missing in the payload) is rejected, `hfp_bad_topic`: a record is one vehicle on
+one journey of one line.
+
 `VehiclePositionProcessor` turns one such message into one `VehiclePosition`; anything it cannot
 use is rejected with a kind (`hfp_…`) and a reason, so it goes to the dead-letter topic:
 
@@ -47,7 +57,8 @@ _MILLISECOND = timedelta(milliseconds=1)
 
 
 class HfpTopic(NamedTuple):
-    """What a VP topic says that the payload does not: the mode and the next stop."""
+    """What a VP topic says: the vehicle (`operator`, `vehicle`: its identity, whatever the
+    payload's trip operator), the mode and the next stop (which the payload does not say)."""
 
     mode: str
     operator: int
@@ -112,7 +123,9 @@ def geohash_level(previous: list[str] | None, current: list[str]) -> int:
 
 
 def parse_topic(topic: str) -> HfpTopic:
-    """The parts of a VP topic (a root before `/hfp` is allowed); `EventRejected` otherwise."""
+    """The parts of a journey's VP topic (a root before `/hfp` is allowed); `EventRejected`
+    otherwise: `hfp_not_vp` for another event, `hfp_no_vehicle` when the operator or vehicle
+    level is no number, `hfp_bad_topic` for any other topic, a `deadrun`'s included."""
     levels = topic.split("/")
     try:
         start = next(i for i in range(len(levels) - 1) if levels[i : i + 2] == ["hfp", "v2"])
@@ -127,14 +140,30 @@ def parse_topic(topic: str) -> HfpTopic:
     start_time, next_stop = parts[9], parts[10]
     if event != "vp":
         raise EventRejected("hfp_not_vp", f"HFP {event or 'unnamed'} event, not vp")
-    if journey != "journey" or not mode:
+    if journey not in ("journey", "deadrun") or not mode:
         raise EventRejected("hfp_bad_topic", f"not an HFP journey topic: {topic!r}")
-    if not (operator.isascii() and operator.isdigit() and vehicle.isascii() and vehicle.isdigit()):
+    oper, veh = _topic_number(operator), _topic_number(vehicle)
+    if oper is None or veh is None:
         raise EventRejected(
-            "hfp_bad_topic", f"HFP topic operator {operator!r} / vehicle {vehicle!r} not numbers"
+            "hfp_no_vehicle",
+            f"HFP topic operator {_shown(operator, 20)} / vehicle {_shown(vehicle, 20)} "
+            "are not an operator and a vehicle number",
+        )
+    if journey == "deadrun":
+        raise EventRejected(
+            "hfp_bad_topic",
+            f"HFP deadrun of vehicle {oper}/{veh}: not on a journey, no route or direction",
         )
     stop = None if next_stop in ("", END_OF_LINE) else next_stop
-    return HfpTopic(mode, int(operator), int(vehicle), route, direction, start_time, stop)
+    return HfpTopic(mode, oper, veh, route, direction, start_time, stop)
+
+
+def _topic_number(level: str) -> int | None:
+    """The number of a topic's zero-padded operator or vehicle level; None if it is none."""
+    if not (level.isascii() and level.isdigit()):
+        return None
+    number = int(level)
+    return number if number < _INT32 else None
 
 
 def epoch_ms(tst: object) -> int:
@@ -151,10 +180,12 @@ def epoch_ms(tst: object) -> int:
 
 
 class VehiclePositionProcessor(Processor):
-    """One HFP VP message (topic + payload) → one `VehiclePosition`, or a rejection."""
+    """One HFP VP message (topic + payload) → one `VehiclePosition` of the topic's vehicle, or
+    a rejection."""
 
     def __init__(self) -> None:
         self.without_fix = 0  # positions accepted without a GPS fix
+        self.other_vehicle = 0  # positions whose payload `veh` is not the topic's vehicle
 
     def process(self, event: RawEvent) -> list[VehiclePosition]:
         topic = parse_topic(event.source)
@@ -165,8 +196,8 @@ class VehiclePositionProcessor(Processor):
         time_ms = epoch_ms(vp.get("tst"))
         direction = _direction(vp.get("dir", topic.direction))
         position = VehiclePosition(
-            oper=_vehicle_number(vp, "oper"),
-            veh=_vehicle_number(vp, "veh"),
+            oper=topic.operator,  # the vehicle's operator, not the trip's (the payload's oper)
+            veh=topic.vehicle,
             event_time_ms=time_ms,
             mode=topic.mode,
             route=_text(vp, "route", topic.route),
@@ -184,12 +215,21 @@ class VehiclePositionProcessor(Processor):
             journey_start=_text(vp, "start", topic.start),
             operating_day=_text(vp, "oday", _day(time_ms)),
         )
+        veh = vp.get("veh")  # the payload's own say, checked only: the topic is authoritative
+        if veh is not None and not (type(veh) is int and veh == topic.vehicle):
+            self.other_vehicle += 1
         return [position]
 
     def notes(self) -> list[str]:
-        if not self.without_fix:
-            return []
-        return [f"{self.without_fix:,} vehicle positions without a GPS fix"]
+        notes: list[str] = []
+        if self.without_fix:
+            notes.append(f"{self.without_fix:,} vehicle positions without a GPS fix")
+        if self.other_vehicle:
+            notes.append(
+                f"{self.other_vehicle:,} vehicle positions whose payload veh is not the topic's "
+                "vehicle number (topic taken)"
+            )
+        return notes
 
 
 def _vp_object(payload: bytes) -> dict[str, Any]:
@@ -218,15 +258,6 @@ def _coordinates(vp: dict[str, Any]) -> tuple[float | None, float | None]:
     if not (-90.0 <= lat <= 90.0 and -180.0 <= long <= 180.0):
         raise EventRejected("hfp_bad_position", f"lat {lat} / long {long} out of range")
     return float(lat), float(long)
-
-
-def _vehicle_number(vp: dict[str, Any], name: str) -> int:
-    value = vp.get(name)
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < _INT32:
-        raise EventRejected(
-            "hfp_no_vehicle", f"{name} {_shown(value)} is not an operator/vehicle number"
-        )
-    return value
 
 
 def _direction(value: object) -> int:

@@ -1,8 +1,10 @@
 """The vehicle-position record of `input.vehicle.positions` and its Kafka value, per envelope.
 
 One HFP `VP` event of a vehicle (HSL's high-frequency positioning) becomes one `VehiclePosition`,
-keyed `"<oper>/<veh>"` (numbers unpadded). `settings.ingest.envelope` chooses its value, as for
-machine records (`envelope`):
+keyed `"<oper>/<veh>"` (numbers unpadded): the vehicle as HSL identifies it, by the HFP topic's
+operator and vehicle number — not by the payload's `oper`, the trip's operator, which differs
+when the trip is subcontracted (`ingest.hfp`). `settings.ingest.envelope` chooses its value, as
+for machine records (`envelope`):
 
 - `none` (default): a plain JSON object, `{"vehicle", "phenomenonTime", "mode", "route",
   "direction", "desi", "oper", "veh", "lat", "long", "speed", "heading", "delay", "odometer",
@@ -37,8 +39,8 @@ from statestream.ingest.envelope import Envelope, event_message_class
 class VehiclePosition(NamedTuple):
     """One position of one vehicle at one time (the `input.vehicle.positions` record)."""
 
-    oper: int  # operator number
-    veh: int  # vehicle number, unique within the operator
+    oper: int  # the vehicle's operator: HFP topic operator_id (not the trip's, payload oper)
+    veh: int  # vehicle number, unique within the operator: HFP topic vehicle_number
     event_time_ms: int  # epoch ms: HFP `tst`
     mode: str  # bus, tram, …
     route: str  # e.g. "1052"
