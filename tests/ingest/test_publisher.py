@@ -70,3 +70,25 @@ def test_acknowledged_messages_are_not_sent_again() -> None:
     again = _Broker()
     assert publisher.resume(again) == 0  # type: ignore[arg-type]
     assert again.sent == []
+
+
+def test_acknowledgements_name_each_message_by_its_publishing_number_across_a_resume() -> None:
+    numbers: list[int] = []
+    first = _Broker(fail_after_sends=1)
+    publisher = MqttPublisher(
+        first,  # type: ignore[arg-type]
+        "t",
+        qos=1,
+        window=3,
+        on_acknowledged=numbers.extend,
+    )
+    with pytest.raises(ConnectionLost):
+        publisher.publish([f"m{i}".encode() for i in range(5)])
+    assert numbers == []  # nothing was acknowledged on the lost connection
+
+    second = _Broker(acknowledges=True)
+    publisher.resume(second)  # type: ignore[arg-type]
+    publisher.publish([b"m5"])
+    publisher.drain(timeout_s=1.0)
+    assert sorted(numbers) == [0, 1, 2, 3, 4, 5]  # each once: 0-2 sent twice, acknowledged once
+    assert [p.payload for p in second.sent] == [f"m{i}".encode() for i in range(6)]

@@ -2,7 +2,9 @@
 InfluxDB hold:
 
 - every record of every published row is on `machine.data` at least once (the connector may
-  write one twice after a kill; the join drops such repeats by its duplicate rule);
+  write one twice after a kill; the join drops such repeats by its duplicate rule), except the
+  rows Mosquitto lost in its loss window (acknowledged since its last save before a kill:
+  `loss_window`), which are counted per kill and reported, not failed;
 - `machine.out` (read_committed) holds exactly the pairs the offline join of `machine.data` makes,
   each once;
 - InfluxDB holds one `machine_out` point per pair (series and time);
@@ -17,8 +19,9 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
 from statestream.config import Settings
 from statestream.ingest.base import EventRejected, RawEvent
 from statestream.ingest.machine_data import MachineRowProcessor
@@ -42,7 +45,8 @@ class ChaosChecks:
     rows_published: int
     records_expected: int
     records_in_topic: int
-    records_lost: int
+    records_lost: int  # all missing records, in Mosquitto's loss windows or not
+    records_lost_outside_window: int  # missing records no Mosquitto kill explains: a failure
     records_repeated: int  # extra copies on machine.data (allowed: at least once)
     pairs_expected: int
     pairs_out: int
@@ -57,12 +61,13 @@ class ChaosChecks:
     windows_wrong: int  # there, with other figures than the reference's
     windows_duplicated: int  # the same result record more than once
     windows_unexpected: int  # results of windows the reference does not close
+    mosquitto_windows: tuple[WindowLoss, ...] = field(default=())  # one per Mosquitto kill
 
     @property
     def passed(self) -> bool:
         return not any(
             (
-                self.records_lost,
+                self.records_lost_outside_window,
                 self.pairs_missing,
                 self.pairs_duplicated,
                 self.pairs_unexpected,
@@ -76,11 +81,27 @@ class ChaosChecks:
         )
 
 
-def check_run(settings: Settings, rows: Sequence[bytes]) -> ChaosChecks:
-    """Compare what `rows` (the published payloads) should have become with what is there."""
-    expected = published_records(rows, settings.mqtt.topic)
+@dataclass(frozen=True)
+class Published:
+    """What the simulator published: the rows, when the broker acknowledged each (NaN: never),
+    when it started (wall-clock seconds), and the Mosquitto kills of the run."""
+
+    rows: Sequence[bytes]
+    acknowledged_at: Sequence[float]
+    started_at: float
+    broker_kills: Sequence[BrokerKill] = ()
+
+
+def check_run(settings: Settings, published: Published) -> ChaosChecks:
+    """Compare what the published rows should have become with what is there."""
+    rows = published.rows
+    per_row = row_records(rows, settings.mqtt.topic)
+    expected = set().union(*per_row)
     data = [value for _, _, value in read_records(settings, settings.topics.machine_data)]
     present = Counter(record_key(json.loads(value)) for value in data)
+    missing = expected - present.keys()
+    lost_records = [len(records & missing) if missing else 0 for records in per_row]
+    kills, acknowledged = published.broker_kills, published.acknowledged_at
     pairs = offline_pairs(settings, data)
     out_pairs = [json.loads(v) for _, _, v in read_records(settings, settings.topics.machine_out)]
     out = Counter(pair_key(pair) for pair in out_pairs)
@@ -90,7 +111,8 @@ def check_run(settings: Settings, rows: Sequence[bytes]) -> ChaosChecks:
         rows_published=len(rows),
         records_expected=len(expected),
         records_in_topic=len(data),
-        records_lost=len(expected - present.keys()),
+        records_lost=len(missing),
+        records_lost_outside_window=lost_outside(kills, acknowledged, lost_records),
         records_repeated=sum(n - 1 for n in present.values()),
         pairs_expected=len(pairs),
         pairs_out=sum(out.values()),
@@ -101,6 +123,9 @@ def check_run(settings: Settings, rows: Sequence[bytes]) -> ChaosChecks:
         points_missing=len(want_points - points),
         points_unexpected=len(points - want_points),
         **window_figures(settings, out_pairs),
+        mosquitto_windows=tuple(
+            window_losses(kills, acknowledged, lost_records, published.started_at)
+        ),
     )
 
 
@@ -137,15 +162,20 @@ def _same(a: object, b: object) -> bool:
 
 def published_records(rows: Sequence[bytes], topic: str) -> set[RecordKey]:
     """The records the connector makes of `rows` (its own processor; rows it refuses, none)."""
+    return set().union(*row_records(rows, topic))
+
+
+def row_records(rows: Sequence[bytes], topic: str) -> list[set[RecordKey]]:
+    """The records the connector makes of each row (none of a row it refuses)."""
     processor = MachineRowProcessor()
-    records: set[RecordKey] = set()
+    records: list[set[RecordKey]] = []
     for row in rows:
         try:
             made = processor.process(RawEvent(row, topic, 0))
         except EventRejected:
-            continue
-        records.update(
-            (r.thing, r.quantity, float(r.phenomenon_time_ms), float(r.result)) for r in made
+            made = []
+        records.append(
+            {(r.thing, r.quantity, float(r.phenomenon_time_ms), float(r.result)) for r in made}
         )
     return records
 

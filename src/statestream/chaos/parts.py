@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from statestream.chaos.loss_window import BrokerKill
 from statestream.config import Settings
 from statestream.demo import DemoPart
 from statestream.services.base import LocalService
+from statestream.services.mosquitto import MosquittoBroker
 from statestream.services.stack import local_services, start_services
 
 
@@ -79,6 +82,7 @@ class ServicePart:
     service: str  # kafka, mosquitto, influxdb
     counts: PartCounts = field(default_factory=PartCounts)
     down: bool = False
+    broker_kills: list[BrokerKill] = field(default_factory=list)  # Mosquitto's, with its last save
 
     def processes(self) -> dict[str, LocalService]:
         found = local_services(self.settings)
@@ -91,7 +95,10 @@ class ServicePart:
     def kill(self, target: str) -> None:
         """kill -9 `target` (the service, or `kafka-<n>` of three brokers)."""
         processes = self.processes()
-        pid = processes.get(target, next(iter(processes.values()))).running_pid()
+        service = processes.get(target, next(iter(processes.values())))
+        pid = service.running_pid()
+        if isinstance(service, MosquittoBroker):
+            self.broker_kills.append(BrokerKill(time.time(), _modified_at(service.store_file)))
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # each service runs in a session of its own
@@ -111,6 +118,14 @@ class ServicePart:
         self.counts.exits += 1
         self.restart()
         return True
+
+
+def _modified_at(store_file: Path) -> float:
+    """When Mosquitto last wrote its persistence file (0.0: never)."""
+    try:
+        return store_file.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def _reap(pid: int) -> None:

@@ -10,6 +10,13 @@ started again, then the checks (`checks.check_run`).
 4. Every part running again, the simulator stops (once the broker acknowledged all it sent), the
    connector gets time to forward what Mosquitto still holds, the streaming pipeline stops and
    `run pipeline --available-now` finishes what is in the topics; then the checks.
+5. Mosquitto is left as the run found it: when the run changed its configuration (`--mqtt-saves
+   every-change`), it is started again with the settings' own (a stopped one stays stopped).
+
+Mosquitto saves on the settings' schedule (`mqtt.save_after_changes`, by default once a minute):
+what it acknowledged since its last save dies with a kill -9 (`loss_window`), and the run counts
+those rows per kill rather than failing on them. `mqtt_saves="every-change"` makes it save after
+every change, which narrows the window to the messages of one pass of its loop and caps the rate.
 """
 
 from __future__ import annotations
@@ -19,8 +26,15 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from typing import Literal
 
-from statestream.chaos.checks import ChaosChecks, check_run, published_records, record_key
+from statestream.chaos.checks import (
+    ChaosChecks,
+    Published,
+    check_run,
+    published_records,
+    record_key,
+)
 from statestream.chaos.load import SimulatorLoad
 from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
 from statestream.chaos.schedule import Kill, kill_schedule
@@ -34,7 +48,9 @@ from statestream.testing import read_committed
 PIPELINE_QUERIES = 3  # join, stats, sink_influx
 FORWARD_TIMEOUT_S = 180.0  # for the connector to bring the last rows to Kafka
 FINISH_TIMEOUT_S = 900.0  # for `run pipeline --available-now`
+RATE_HELD = 0.95  # a run whose simulator held less of the rate asked fails
 Say = Callable[[str], None]
+MqttSaves = Literal["schedule", "every-change"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,7 @@ class ChaosOptions:
     seed: int = 0
     rate: float = 20.0  # rows/s of the simulator, all machines
     things: int = 6
+    mqtt_saves: MqttSaves = "schedule"  # Mosquitto's save schedule, or after every change
 
 
 @dataclass
@@ -53,6 +70,7 @@ class ChaosReport:
     workspace: str = ""
     counts: dict[str, PartCounts] = field(default_factory=dict)
     checks: ChaosChecks | None = None
+    rate_held: float = 0.0  # rows/s the simulator published while the kills went on
     problems: list[str] = field(default_factory=list)  # what kept the run from finishing
 
     @property
@@ -66,10 +84,15 @@ class ChaosReport:
     def to_json(self) -> dict[str, object]:
         names = [f.name for f in fields(ChaosChecks)]  # null when the run ended before
         checks = {name: getattr(self.checks, name, None) for name in names}
+        windows = self.checks.mosquitto_windows if self.checks else ()
+        checks["mosquitto_windows"] = [window.to_json() for window in windows]
         return {
             "passed": self.passed,
             "seed": self.options.seed,
             "minutes": self.options.minutes,
+            "rate_asked": self.options.rate,
+            "rate_held": round(self.rate_held, 1),
+            "mqtt_saves": self.options.mqtt_saves,
             "kills": self.kills,
             "kills_by_component": {name: c.kills for name, c in self.counts.items()},
             "components": {name: c.to_json() for name, c in self.counts.items()},
@@ -118,12 +141,15 @@ class ChaosRun:
         self.load.start()
 
     def chaos(self, progress: Say) -> None:
-        """The kills of the schedule for `minutes`; parts started again after their down time."""
+        """The kills of the schedule for `minutes`; parts started again after their down time.
+
+        A restart that takes long (a Kafka broker's) delays the kills due meanwhile; every kill
+        of the schedule still happens, after the end if need be."""
         started = time.monotonic()
         due: list[Kill] = list(self.schedule)
         restarts: list[tuple[float, str]] = []
         end = started + self.options.minutes * 60
-        while time.monotonic() < end and self.load.error is None:
+        while (time.monotonic() < end or due) and self.load.error is None:
             now = time.monotonic() - started
             while due and due[0].at_s <= now:
                 kill = due.pop(0)
@@ -169,6 +195,13 @@ class ChaosRun:
     def counts(self) -> dict[str, PartCounts]:
         return {name: part.counts for name, part in self.parts.items()}
 
+    def published(self) -> Published:
+        """The rows, their acknowledgements and Mosquitto's kills, for the checks."""
+        mosquitto = self.parts["mosquitto"]
+        assert isinstance(mosquitto, ServicePart)
+        load = self.load
+        return Published(load.rows, load.acknowledged_at, load.started_at, mosquitto.broker_kills)
+
     def _wait_for_records(self) -> None:
         expected = published_records(self.load.rows, self.settings.mqtt.topic)
         deadline = time.monotonic() + FORWARD_TIMEOUT_S
@@ -192,7 +225,18 @@ class ChaosRun:
 def run_chaos(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> ChaosReport:
     """One chaos run on the local services; the report says what was killed and what was found."""
     refuse_external(settings)
-    settings = _mosquitto_saving_every_change(ensure_local_secrets(settings), say)
+    original = ensure_local_secrets(settings)
+    settings = original
+    if options.mqtt_saves == "every-change":
+        settings = _mosquitto_saving_every_change(original, say)
+    try:
+        return _run(settings, options, say, progress)
+    finally:
+        if settings is not original:
+            _put_mosquitto_back(original, say)
+
+
+def _run(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> ChaosReport:
     start_services(settings)
     workspace = new_workspace(settings, options.seed)
     report = ChaosReport(options, workspace.describe())
@@ -202,9 +246,15 @@ def run_chaos(settings: Settings, options: ChaosOptions, say: Say, progress: Say
         run.start(say)
         run.chaos(progress)
         run.finish(say)
+        report.rate_held = run.load.rate_held
         if run.load.error is not None:
             report.problems.append(f"the simulator stopped: {run.load.error}")
-        report.checks = check_run(workspace.settings, run.load.rows)
+        if report.rate_held < RATE_HELD * options.rate:
+            report.problems.append(
+                f"the simulator held {report.rate_held:,.0f} rows/s of the {options.rate:,.0f} "
+                f"asked: the pipeline did not take the load (see the logs in the workspace)"
+            )
+        report.checks = check_run(workspace.settings, run.published())
     except ServiceError as exc:
         report.problems.append(str(exc))
     finally:
@@ -217,14 +267,21 @@ def run_chaos(settings: Settings, options: ChaosOptions, say: Say, progress: Say
 
 
 def _mosquitto_saving_every_change(settings: Settings, say: Say) -> Settings:
-    """`settings` with Mosquitto saving its store after every change, so that a kill loses
-    nothing it acknowledged; a running Mosquitto that saves less often is restarted with them."""
+    """`settings` with Mosquitto saving its store after every change; a running Mosquitto that
+    saves less often is restarted with them (and put back at the end)."""
     if settings.mqtt.save_after_changes == 1:
         return settings
     mqtt = settings.mqtt.model_copy(update={"save_after_changes": 1})
     if any(s.state == "stopped" for s in stop_services(settings, names={"mosquitto"})):
         say("Mosquitto restarted to save after every change for this run (mqtt.save_after_changes)")
     return settings.model_copy(update={"mqtt": mqtt})
+
+
+def _put_mosquitto_back(settings: Settings, say: Say) -> None:
+    """Start Mosquitto again with the settings' own save schedule, as the run found it."""
+    if any(s.state == "stopped" for s in stop_services(settings, names={"mosquitto"})):
+        start_services(settings)
+        say("Mosquitto started again with its own settings (mqtt.save_after_changes)")
 
 
 def _wait_for_line(part: ChildPart, text: str, timeout_s: float) -> None:

@@ -60,9 +60,9 @@ class MqttSettings(_Section):
         0,
         ge=0,
         description="the local broker saves its persistence file after this many changes "
-        "(messages queued, subscriptions), so a killed broker loses at most these; 0: every 60 s "
-        "(each save rewrites the whole store: under a backlog, saving often slows the broker "
-        "down; `statestream chaos` runs with 1)",
+        "(messages queued, subscriptions); 0: every 60 s. A broker killed with -9 loses what it "
+        "acknowledged since its last save and had not passed on yet; each save rewrites the "
+        "whole store, so saving often caps the rate (`statestream chaos --mqtt-saves` compares)",
     )
 
     tls: bool | None = Field(

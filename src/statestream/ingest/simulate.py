@@ -91,16 +91,21 @@ def publish_to_mqtt(
     qos: int,
     pacer: Pacer,
     on_progress: Callable[[int], None] | None,
+    on_acknowledged: Callable[[list[int]], None] | None = None,
 ) -> None:
     """Publish `payloads` on `topic`, or, when `topic` is None, (topic, payload) messages.
 
     When the broker goes away (restarted, killed), it connects again and sends once more what
     the broker had not acknowledged (`MqttPublisher.resume`); it gives up with a `ServiceError`
-    after `RECONNECT_GIVE_UP_S` without a broker.
+    after `RECONNECT_GIVE_UP_S` without a broker. `on_acknowledged` as `MqttPublisher` has it.
     """
     client_id = f"statestream-simulator-{uuid.uuid4().hex[:8]}"
     publisher = MqttPublisher(
-        _connected(settings, client_id), topic or "", qos=qos, window=settings.ingest.publish_window
+        _connected(settings, client_id),
+        topic or "",
+        qos=qos,
+        window=settings.ingest.publish_window,
+        on_acknowledged=on_acknowledged,
     )
     send = publisher.publish if topic is not None else publisher.publish_to
     try:

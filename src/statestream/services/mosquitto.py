@@ -34,6 +34,7 @@ class MosquittoBroker(LocalService):
         super().__init__(settings)
         self.config_file = self.home / "mosquitto.conf"
         self.password_file = self.home / "passwd"
+        self.store_file = self.home / "data" / "mosquitto.db"  # what it saves and loads again
 
     @property
     def is_local(self) -> bool:
@@ -96,9 +97,10 @@ class MosquittoBroker(LocalService):
             "allow_anonymous false\n"
             f"password_file {self.password_file}\n"
             "persistence true\n"
-            f"persistence_location {self.home / 'data'}/\n"
-            # what the broker only holds in memory dies with it: save after every change
-            # (a queued message, a subscription), not once a minute (see README, chaos)
+            f"persistence_location {self.store_file.parent}/\n"
+            f"persistence_file {self.store_file.name}\n"
+            # what the broker acknowledged since its last save dies with a kill -9: by default
+            # it saves once a minute (mqtt.save_after_changes; see statestream.chaos.loss_window)
             f"{self._autosave_config()}"
             # QoS 1 without loss: the default queue of 1000 messages per client silently drops
             # the rest while a connector is slow or restarting; 20 in flight throttles it

@@ -11,12 +11,16 @@ in one system call. At QoS 2 each PUBREC is answered with PUBREL and the message
 A message is the publisher's until the broker acknowledged it: when the connection is lost,
 `resume(new_connection)` sends every unacknowledged message again, in order, so a broker that
 died before its PUBACK loses nothing (QoS 1 is at least once: one it had taken may come twice).
+
+`on_acknowledged(numbers)` is told which messages the broker acknowledged, by their number in
+publishing order (0 for the first): a chaos run keeps when each was acknowledged, to tell a
+broker's own loss window (acknowledged, not yet saved) from a loss anywhere else.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from statestream.errors import ServiceError
 from statestream.ingest.mqtt import wire
@@ -28,17 +32,26 @@ WAIT_S = 0.05
 class MqttPublisher:
     """Sends payloads to `topic`; keeps at most `window` QoS 1/2 messages unacknowledged."""
 
-    def __init__(self, connection: MqttConnection, topic: str, *, qos: int, window: int) -> None:
+    def __init__(
+        self,
+        connection: MqttConnection,
+        topic: str,
+        *,
+        qos: int,
+        window: int,
+        on_acknowledged: Callable[[list[int]], None] | None = None,
+    ) -> None:
         if qos not in (0, 1, 2):
             raise ValueError(f"QoS is 0, 1 or 2, not {qos}")
         self.connection = connection
         self.qos = qos
         self.window = max(1, min(window, 65_535))
         self._topic = wire.encoded_topic(topic)
-        # packet id → (topic, payload), in sending order: what `resume` sends again
-        self._unacknowledged: dict[int, tuple[bytes, bytes]] = {}
+        # packet id → (topic, payload, number), in sending order: what `resume` sends again
+        self._unacknowledged: dict[int, tuple[bytes, bytes, int]] = {}
         self._backlog: list[tuple[bytes, bytes]] = []  # not sent when the connection was lost
         self._next_id = 0
+        self._on_acknowledged = on_acknowledged
         self.published = 0
 
     @property
@@ -83,7 +96,7 @@ class MqttPublisher:
             connection.send(
                 b"".join(
                     wire.publish_packet(topic, payload, qos=self.qos, packet_id=pid, dup=True)
-                    for pid, (topic, payload) in unacknowledged
+                    for pid, (topic, payload, _number) in unacknowledged
                 )
             )
         backlog, self._backlog = self._backlog, []
@@ -110,27 +123,32 @@ class MqttPublisher:
         if not qos:
             return b"".join(wire.publish_packet(topic, p, qos=0) for topic, p in messages)
         packets = []
-        for topic, payload in messages:
-            packet_id = self._take_id(topic, payload)
+        for number, (topic, payload) in enumerate(messages, self.published):
+            packet_id = self._take_id(topic, payload, number)
             packets.append(wire.publish_packet(topic, payload, qos=qos, packet_id=packet_id))
         return b"".join(packets)
 
-    def _take_id(self, topic: bytes, payload: bytes) -> int:
+    def _take_id(self, topic: bytes, payload: bytes, number: int) -> int:
         packet_id = self._next_id
         while True:
             packet_id = packet_id % 65_535 + 1
             if packet_id not in self._unacknowledged:
                 break
         self._next_id = packet_id
-        self._unacknowledged[packet_id] = (topic, payload)
+        self._unacknowledged[packet_id] = (topic, payload, number)
         return packet_id
 
     def _handle(self, packets: list[wire.Packet]) -> None:
         releases = bytearray()
+        acknowledged = []
         for packet in packets:
             if packet.kind in (wire.PUBACK, wire.PUBCOMP):
-                self._unacknowledged.pop(packet.packet_id, None)
+                message = self._unacknowledged.pop(packet.packet_id, None)
+                if message is not None:
+                    acknowledged.append(message[2])
             elif packet.kind == wire.PUBREC:
                 releases += wire.ack_packet(wire.PUBREL, packet.packet_id)
+        if acknowledged and self._on_acknowledged is not None:
+            self._on_acknowledged(acknowledged)
         if releases:
             self.connection.send(bytes(releases))
