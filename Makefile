@@ -1,4 +1,4 @@
-# The one task runner of statestream; CI runs `make test` (via .ci/run) and `make lint`.
+# The one task runner of statestream; CI runs `make test` (.ci/run), which lints first.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 STATESTREAM := .venv/bin/statestream
@@ -8,8 +8,8 @@ STATESTREAM := .venv/bin/statestream
 help:
 	@echo "make setup            install .venv, the JVM jars and mosquitto/influxdb (idempotent)"
 	@echo "make demo             the whole pipeline live on the local services; Ctrl-C stops it"
-	@echo "make test             start the services and run the whole test suite"
-	@echo "make lint             ruff check + ruff format --check"
+	@echo "make test             lint, start the services and run the whole test suite"
+	@echo "make lint             ruff check + ruff format --check + mypy (type check of src/)"
 	@echo "make services-up | services-status | services-down"
 	@echo "make clean            stop the services and delete .statestream (data, logs, checkpoints)"
 
@@ -19,12 +19,13 @@ setup:
 demo: setup
 	$(STATESTREAM) demo
 
-test: setup
+test: setup lint
 	@bash scripts/test.sh
 
 lint: setup
 	.venv/bin/ruff check src tests benchmarks
 	.venv/bin/ruff format --check src tests benchmarks
+	.venv/bin/mypy
 
 services-up: setup
 	$(STATESTREAM) services up
@@ -36,4 +37,4 @@ services-down:
 	@if [[ -x $(STATESTREAM) ]]; then $(STATESTREAM) services down; fi
 
 clean: services-down
-	rm -rf .statestream .pytest_cache .ruff_cache .hypothesis spark-warehouse test-artifacts
+	rm -rf .statestream .pytest_cache .ruff_cache .mypy_cache .hypothesis spark-warehouse test-artifacts

@@ -86,6 +86,7 @@ def _joined(column: pa.Array | pa.ChunkedArray) -> pa.Array:
 def _buffers(column: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A binary or string array's bytes, its offsets (int64, one more than the values) and
     which values are present."""
+    offset_type: type[np.int32] | type[np.int64]
     if column.type in (pa.large_binary(), pa.large_string()):
         offset_type = np.int64
     elif column.type in (pa.binary(), pa.string()):

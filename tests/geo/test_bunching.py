@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import itertools
 
 import numpy as np
@@ -10,7 +9,6 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import statestream.geo.bunching as bunching_module
 from statestream.geo.bunching import BunchingAlert, BunchingSpec, LineBunching
 
 SPEC = BunchingSpec(distance_m=150.0, duration_ms=60_000.0, max_skew_ms=5_000.0)
@@ -65,11 +63,6 @@ def run(
             states[line] = state.to_bytes()
             alerts += step.alerts
     return alerts
-
-
-def test_docstring_examples() -> None:
-    result = doctest.testmod(bunching_module)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_a_pair_close_for_a_minute_gives_exactly_one_alert() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import pandas as pd
@@ -10,8 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import statestream.jobs.bunching_rows
-import statestream.jobs.vehicle_decoding
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 
@@ -36,14 +33,6 @@ POSITION = VehiclePosition(
     "08:15",
     "2026-11-25",
 )
-
-
-@pytest.mark.parametrize(
-    "module", [statestream.jobs.vehicle_decoding, statestream.jobs.bunching_rows]
-)
-def test_docstring_examples(module) -> None:
-    result = doctest.testmod(module)
-    assert result.attempted > 0 and result.failed == 0
 
 
 @pytest.mark.parametrize("envelope", ENVELOPES)

@@ -1,4 +1,5 @@
-"""The local CA and server certificate: names, reuse of the CA, renewal of the server's."""
+"""The local CA and server certificate: names, reuse of the CA, renewal of the server's, a
+CA key of another kind refused."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import ipaddress
 import ssl
 from pathlib import Path
 
+import pytest
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from statestream.errors import ServiceError
 from statestream.services.tls import ensure_server_certificate
 
 
@@ -42,3 +47,20 @@ def test_the_ca_is_kept_across_starts_and_a_lost_server_certificate_is_made_agai
     assert again.certificate.read_bytes() != server_before
     issuer = _certificate(again.certificate).issuer
     assert issuer == _certificate(again.ca).subject
+
+
+def test_a_ca_key_that_is_not_the_local_cas_kind_is_refused_with_what_to_do(
+    tmp_path: Path,
+) -> None:
+    files = ensure_server_certificate(tmp_path)
+    key = ed25519.Ed25519PrivateKey.generate()
+    (tmp_path / "ca.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    files.certificate.unlink()  # the server certificate is made again, signed by the CA's key
+    with pytest.raises(ServiceError, match=r"ca\.key holds a .*Ed25519.*delete it"):
+        ensure_server_certificate(tmp_path)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import pytest
 
-from statestream.sinks import line_protocol
 from statestream.sinks.line_protocol import BadRecord, PointBuilder, lines_body
 
 
@@ -16,11 +14,6 @@ def _lines(measurement: str, record: dict | str) -> list[str]:
     points = PointBuilder().points(measurement, value)
     body, precision = lines_body(points)
     return [*body.decode().split("\n"), precision]
-
-
-def test_the_docstring_example_runs() -> None:
-    result = doctest.testmod(line_protocol)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_a_pair_keeps_its_fraction_of_a_millisecond_in_microseconds() -> None:

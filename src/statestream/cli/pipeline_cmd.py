@@ -12,9 +12,13 @@ from statestream.cli._queries import Watched, watch
 from statestream.cli.run_cmd import StartingOffsets, run_app, watched_join
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyspark.sql import SparkSession
 
     from statestream.config import Settings
+
+    Starter = Callable[[SparkSession, Settings, str, bool], Watched | list[Watched]]
 
 
 def pipeline(
@@ -57,7 +61,7 @@ def pipeline(
 
     settings = settings_from(ctx)
     spark = spark_session(settings, app_name="statestream-pipeline")
-    starters = [_join]
+    starters: list[Starter] = [_join]
     starters += [_stats] if stats else []
     starters += [_sink] if sink else []
     starters += [_vehicles] if vehicles else []

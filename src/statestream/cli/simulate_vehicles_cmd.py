@@ -7,9 +7,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 from rich.progress import TextColumn
 from typer.core import TyperGroup
@@ -24,6 +23,9 @@ from statestream.ingest.simulate_vehicles import (
     VehicleSimulation,
     run_vehicle_simulation,
 )
+
+if TYPE_CHECKING:
+    from typer import _click  # the Click that typer (≥ 0.26) vendors: its groups' contexts
 
 
 def simulate_vehicles(
@@ -114,7 +116,7 @@ def _summary(result: SimulationResult, vehicles: int, qos: int) -> str:
 class _MachinesByDefault(TyperGroup):
     """A group whose first argument, when it names no command, goes to `machines`."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ctx.help_option_names):
             args = ["machines", *args]
         return super().parse_args(ctx, args)

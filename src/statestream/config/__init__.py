@@ -6,9 +6,9 @@ overrides, environment variables `STATESTREAM_<SECTION>__<NAME>` (e.g.
 local secrets file generated on first start (`<data_dir>/secrets.json`), and the defaults, which
 point at the services statestream runs itself on this machine.
 
-    >>> settings = load_settings()
-    >>> settings.kafka.bootstrap_servers
-    'localhost:9092'
+    >>> settings = load_settings(kafka={"bootstrap_servers": "kafka-1:9092"})
+    >>> settings.kafka.client_config("connector")["bootstrap.servers"]
+    'kafka-1:9092'
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ def local_cluster(settings: Settings, *, master_set: bool) -> Settings:
     The master becomes the local standalone master when there are workers and `spark.master` was
     not set (`master_set`); a single local bootstrap server becomes the list of every broker.
     """
-    services, updates = settings.services, {}
+    services = settings.services
+    updates: dict[str, BaseModel] = {}
     if services.spark_workers > 0 and not master_set:
         updates["spark"] = settings.spark.model_copy(update={"master": services.spark_master_url})
     kafka = settings.kafka

@@ -24,13 +24,19 @@ connector, the Spark jobs or the dashboard; `statestream.services.kafka_security
 may do."""
 
 KAFKA_ROLES: tuple[KafkaRole, ...] = get_args(KafkaRole)
+LocalUser = KafkaRole | Literal["controller"]
+"""A user of the local brokers: a client's role, or the brokers' own controller listener."""
+
+ClientConfig = dict[str, str | int | float | bool]
+"""A confluent-kafka client's configuration, the type its `AdminClient` is declared to take."""
+
 LOCAL_MECHANISM = "SCRAM-SHA-512"
 CONTROLLER_USER = "statestream-controller"
 _SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 _PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 
 
-def local_user(role: KafkaRole) -> str:
+def local_user(role: LocalUser) -> str:
     """The SCRAM user of `role` on the local brokers, e.g. `statestream-jobs`."""
     return f"statestream-{role}"
 
@@ -115,7 +121,7 @@ class KafkaSettings(_Section):
         """The effective sasl.mechanism: `sasl_mechanism`, else SCRAM-SHA-512 locally."""
         return self.sasl_mechanism or (LOCAL_MECHANISM if self.local_users else None)
 
-    def local_password(self, role: KafkaRole) -> str:
+    def local_password(self, role: LocalUser) -> str:
         """The password of `role`'s local user; a clear error when none was generated yet."""
         secret: SecretStr | None = getattr(self, f"{role}_password")
         if secret is None:
@@ -133,13 +139,16 @@ class KafkaSettings(_Section):
             return self.sasl_username, self.sasl_password.get_secret_value()
         return None
 
-    def client_config(self, role: KafkaRole = "admin") -> dict[str, str]:
+    def client_config(self, role: KafkaRole = "admin") -> ClientConfig:
         """Options for a confluent-kafka producer, consumer or admin client of `role`.
 
         The default role is the admin: what operators, tests and benchmarks use; every
         statestream component names its own.
         """
-        config = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.protocol}
+        config: ClientConfig = {
+            "bootstrap.servers": self.bootstrap_servers,
+            "security.protocol": self.protocol,
+        }
         if self.mechanism:
             config["sasl.mechanism"] = self.mechanism
         login = self.credentials(role)

@@ -55,11 +55,12 @@ class VehicleMap:
     ) -> dict[str, Any] | None:
         """Offer the new cells and alerts to the display; the update message, None if nothing
         changed on screen."""
-        cells, alerts = list(cells), list(alerts)
-        for result in [*cells, *alerts]:
+        alerts = list(alerts)
+        results: list[CellResult | BunchingAlert] = [*cells, *alerts]
+        for result in results:
             self.clock.observe(stream_time_ms(result, self.settings.geo.disorder_s))
         now = self.clock.now()
-        shown = [r for r in [*cells, *alerts] if self.board.offer(r, now)]
+        shown = [r for r in results if self.board.offer(r, now)]
         listed = [self._list(alert) for alert in alerts if _episode(alert) not in self._listed]
         expired = self.board.expire(now)
         if not (shown or listed or expired):

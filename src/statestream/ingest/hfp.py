@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import orjson
 
@@ -262,7 +262,7 @@ def _coordinates(vp: dict[str, Any]) -> tuple[float | None, float | None]:
 
 def _direction(value: object) -> int:
     if value in ("1", "2", 1, 2) and not isinstance(value, bool):
-        return int(value)  # type: ignore[arg-type]
+        return int(value)
     raise EventRejected("hfp_bad_value", f"dir {_shown(value)} is not 1 or 2")
 
 
@@ -295,7 +295,7 @@ def _optional_int(vp: dict[str, Any], name: str) -> int | None:
     return round(number)
 
 
-def _is_number(value: object) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return (
         isinstance(value, int | float)
         and not isinstance(value, bool)

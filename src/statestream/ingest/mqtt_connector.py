@@ -126,11 +126,11 @@ class MqttConnector(Connector):
     def _acknowledge(
         self, connection: MqttConnection | PahoConnection, tokens: list[object], generation: int
     ) -> None:
-        packet_ids = []
+        packet_ids: list[int] = []
         for token in tokens:
-            if token is None:
-                continue
-            token_generation, packet_id = token  # type: ignore[misc]
+            if not isinstance(token, tuple):
+                continue  # None: a QoS 0 message, nothing to acknowledge
+            token_generation, packet_id = token
             if token_generation != generation:
                 continue  # received on a connection that is gone: the broker sends it again
             packet_ids.append(packet_id)

@@ -13,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from statestream.bad_input import now_ms
 from statestream.config import Settings
@@ -25,7 +25,7 @@ from statestream.ingest.simulate import SimulationResult, Target, publish_to_mqt
 from statestream.ingest.simulator import Pacer
 from statestream.ingest.vehicle_simulator import FeedFaults, timed_vehicle_events, vehicle_events
 
-LIVE = "live"
+LIVE: Final = "live"
 Rate = float | Literal["live"] | None
 """Messages per second; `LIVE`: each message when a real feed would publish it; None: no limit."""
 

@@ -142,7 +142,7 @@ def _details(position: VehiclePosition) -> dict[str, Any]:
 
 def _position(details: dict[str, Any], event_time_ms: int) -> VehiclePosition:
     """The record of JSON details (either envelope); a missing optional value is None."""
-    values = {attribute: details.get(name) for attribute, name in _DETAILS}
+    values: dict[str, Any] = {attribute: details.get(name) for attribute, name in _DETAILS}
     for attribute in ("lat", "long", "speed"):
         if values[attribute] is not None:
             values[attribute] = float(values[attribute])

@@ -24,6 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.geo.bunching import BunchingSpec
+from statestream.ingest.envelope import Envelope
 from statestream.jobs.bunching_processor import (
     REJECTS_LINE,
     BunchingTopics,
@@ -132,7 +133,7 @@ def bunching_metrics_line(m: dict) -> str:
     )
 
 
-def _decoder(envelope: str):
+def _decoder(envelope: Envelope):
     """The `mapInPandas` function: Kafka rows → decoded positions, rejects under line ""."""
 
     def decode(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from statestream.geo import assign_cells
+from statestream.ingest.envelope import Envelope
 from statestream.ingest.vehicle_positions import PositionNumbers, vehicle_codec_for
 from statestream.jobs.vehicle_decoding import LATEST_EVENT_TIME_MS
 
@@ -41,11 +42,11 @@ def vehicle_key(vehicle: int) -> str:
 
 
 def decode_positions(
-    values: Sequence[bytes | None], envelope: str, resolution: int
+    values: Sequence[bytes | None], envelope: Envelope, resolution: int
 ) -> dict[str, np.ndarray]:
     """Columns t, vehicle, lat, long, speed, delay, cell (0: no fix) and reason (None: a
     position) of Kafka values; a refused value's other columns are 0 or NaN."""
-    codec = vehicle_codec_for(envelope)  # type: ignore[arg-type]
+    codec = vehicle_codec_for(envelope)
     count = len(values)
     t = np.zeros(count, dtype=np.int64)
     vehicle = np.zeros(count, dtype=np.int64)
@@ -54,7 +55,7 @@ def decode_positions(
     lat, long, speed, delay = floats.values()
     for i, value in enumerate(values):
         position, numbers, why = _decoded(codec, value)
-        if why is not None:
+        if position is None:
             reason[i] = why
             continue
         t[i] = position.event_time_ms

@@ -25,6 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from statestream.config import Settings
+from statestream.ingest.envelope import Envelope
 from statestream.jobs.geo_decoding import decode_positions
 from statestream.jobs.kafka_input import committed_stream
 from statestream.spark.patches.bucket_labels import bucket_labels
@@ -68,7 +69,7 @@ def kafka_positions(
 
 
 def _decoded_batches(
-    envelope: str, resolution: int, batches: Iterator[pd.DataFrame]
+    envelope: Envelope, resolution: int, batches: Iterator[pd.DataFrame]
 ) -> Iterator[pd.DataFrame]:
     """mapInPandas: Kafka rows (value, partition, offset) → decoded positions (DECODED_SCHEMA)."""
     for batch in batches:

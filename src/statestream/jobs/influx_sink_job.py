@@ -22,7 +22,7 @@ from __future__ import annotations
 import gc
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -150,7 +150,7 @@ class InfluxPartitionWriter:
         self.dead_letter_topic = settings.topics.dead_letter
         self.measurements: Mapping[str, str] = sink_streams(settings)
 
-    def __call__(self, frames: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    def __call__(self, frames: Iterable[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         parts = list(frames)
         if not parts:
             return

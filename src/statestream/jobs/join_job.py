@@ -61,7 +61,9 @@ def bucketed_records(spark: SparkSession, settings: Settings, options: JoinJobOp
         max_offsets_per_trigger=options.max_offsets_per_trigger
         or settings.join.max_offsets_per_trigger,
     )
-    return rows.coalesce(int(spark.conf.get("spark.sql.shuffle.partitions")))
+    partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    assert partitions is not None  # a setting with a default (200): never unset
+    return rows.coalesce(int(partitions))
 
 
 def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> DataFrame:

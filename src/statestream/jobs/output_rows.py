@@ -23,7 +23,7 @@ in the JVM; `records` does the same in Python and is the format's reference.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,7 +63,7 @@ class OutputRows:
             self.add_block(kind, topic, value_runs(keys), "\n".join(values).encode())
 
     def add_block(
-        self, kind: str, topic: str, runs: list[tuple[str | None, int]], block: bytes
+        self, kind: str, topic: str, runs: Sequence[tuple[str | None, int]], block: bytes
     ) -> None:
         """Records of one kind and topic already packed: `block` holds their values, one a line
         (UTF-8, no newline after the last), `runs` their keys as (key, how many in a row)."""

@@ -169,6 +169,8 @@ class _Decoded:
     def __init__(self, keys: pa.ChunkedArray, values: pa.ChunkedArray, envelope: str) -> None:
         n = len(values)
         self.reasons: dict[int, str] = {}
+        self.pair_things: list[str] = []
+        self.pair_quantities: list[str] = []
         if envelope == "none" and n:
             scanned = scan_records(values, keys)
             self.good, self.t, self.v = scanned.certain, scanned.t, scanned.v
@@ -177,7 +179,6 @@ class _Decoded:
             self.good = np.zeros(n, dtype=bool)
             self.t, self.v = np.full(n, np.nan), np.full(n, np.nan)
             self.pair = np.zeros(n, dtype=np.int64)
-            self.pair_things, self.pair_quantities = [], []
         self._decode_one_by_one(keys, values, envelope)
 
     def _pairs_of_keys(self, keys: pa.ChunkedArray, thing_bytes: np.ndarray) -> np.ndarray:

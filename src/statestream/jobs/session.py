@@ -1,6 +1,6 @@
 """The one way statestream builds a SparkSession: Kafka connector, RocksDB state, UTC, quiet logs.
 
-    >>> spark = spark_session(load_settings(), app_name="demo-counts")
+    >>> spark = spark_session(load_settings(), app_name="demo-counts")  # doctest: +SKIP
 
 Under `spark-submit`, what spark-submit set (master, memory, …) is kept and only the options it
 left unset are added; the Kafka connector must then be on its command line (`--jars`).

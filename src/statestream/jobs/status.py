@@ -196,7 +196,9 @@ def install_status_listener(spark: SparkSession, folder: Path) -> None:
     gateway = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
     lifecycle = QueryStatusListener(folder)
-    jvm_listener = spark._jvm.io.statestream.status.QueryProgressFiles(str(folder), lifecycle)
+    jvm = spark._jvm
+    assert jvm is not None  # None only before a session has started its JVM
+    jvm_listener = jvm.io.statestream.status.QueryProgressFiles(str(folder), lifecycle)
     spark._jsparkSession.streams().addListener(jvm_listener)
     spark._statestream_status_listener = lifecycle  # type: ignore[attr-defined]
 
@@ -206,7 +208,9 @@ def progress_after(query: StreamingQuery, batch_id: int) -> list[dict[str, Any]]
     one py4j call (`ProgressReports`), where `query.recentProgress` makes one per report."""
     from pyspark import SparkContext
 
-    reports = SparkContext._jvm.io.statestream.status.ProgressReports  # type: ignore[union-attr]
+    jvm = SparkContext._jvm
+    assert jvm is not None  # a query runs: its session's JVM is up
+    reports = jvm.io.statestream.status.ProgressReports
     return json.loads(reports.after(query._jsq, batch_id))
 
 

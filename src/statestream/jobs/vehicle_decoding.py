@@ -31,6 +31,7 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from statestream.ingest.envelope import Envelope
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 
 POSITION_COLUMNS = (
@@ -53,7 +54,9 @@ def line_of(route: str, direction: int) -> str:
     return f"{route}/{direction}"
 
 
-def decode_vehicle_rows(rows: pd.DataFrame, envelope: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def decode_vehicle_rows(
+    rows: pd.DataFrame, envelope: Envelope
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Kafka rows (key, value, partition, offset) → (positions, rejects), in the rows' order.
 
     positions: line, vehicle, mode, route, direction, t (epoch ms), lat, long (NaN: no fix),
@@ -68,17 +71,17 @@ def decode_vehicle_rows(rows: pd.DataFrame, envelope: str) -> tuple[pd.DataFrame
         reasons.append(reason)
         if position is not None:
             decoded.append(_columns(position))
-    ok = np.equal(np.asarray(reasons, dtype=object), None)
-    position = {"partition": rows["partition"].to_numpy(), "offset": rows["offset"].to_numpy()}
+    ok = np.array([reason is None for reason in reasons], dtype=bool)
+    partition, offset = rows["partition"].to_numpy(), rows["offset"].to_numpy()
     positions = pd.DataFrame(decoded, columns=list(POSITION_COLUMNS)).assign(
-        partition=position["partition"][ok], offset=position["offset"][ok]
+        partition=partition[ok], offset=offset[ok]
     )
     rejects = pd.DataFrame(
         {
             "reason": np.asarray(reasons, dtype=object)[~ok],
             "raw": rows["value"].to_numpy(dtype=object)[~ok],
-            "partition": position["partition"][~ok],
-            "offset": position["offset"][~ok],
+            "partition": partition[~ok],
+            "offset": offset[~ok],
         }
     )
     return positions.astype({"t": "float64", "lat": "float64", "long": "float64"}), rejects

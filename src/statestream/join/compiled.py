@@ -50,7 +50,8 @@ def thing_step(function: Callable) -> Callable:
     inlined into it, without reference counts either. So a loop over things is one thing step,
     not a call per thing: a call passes each array as seven arguments.
     """
-    return njit(cache=True, nogil=True, _nrt=False)(function)
+    # _nrt is numba's own switch for its runtime, left out of the options its stub lists
+    return njit(cache=True, nogil=True, _nrt=False)(function)  # type: ignore[call-overload]
 
 
 def _drop_stale_caches() -> None:

@@ -127,7 +127,11 @@ class JoinRouter:
         t = np.asarray(t, dtype=np.float64)
         v = np.asarray(v, dtype=np.float64)
         pos = None if pos is None else np.asarray(pos, dtype=_I8)  # None: the row numbers
-        if self._all_coded(things, quantities):
+        if (
+            isinstance(things, CodedNames | Utf8Names)
+            and isinstance(quantities, CodedNames)
+            and self._all_of_specs(things, quantities)
+        ):
             return self._process_coded(things, quantities, t, v, pos)
         sides = self._sides(quantities)
         selected = self._selected(quantities, sides)
@@ -151,10 +155,8 @@ class JoinRouter:
                 parts.append(self._process_spec(index, rows, left, right))
         return RoutedSteps(parts, self._names)
 
-    def _all_coded(self, things, quantities) -> bool:
-        """Whether both columns are coded and each quantity name is of a spec."""
-        if not (isinstance(things, (CodedNames, Utf8Names)) and isinstance(quantities, CodedNames)):
-            return False
+    def _all_of_specs(self, things: CodedNames | Utf8Names, quantities: CodedNames) -> bool:
+        """Whether there are records and each quantity name is of a spec."""
         return len(things) > 0 and set(quantities.names) <= self._spec_quantities
 
     def _process_coded(
@@ -268,8 +270,8 @@ class JoinRouter:
             return
         if self._load_engine is None:
             return
-        loaded = [(c, self._load_engine(self._names[c], index)) for c in new]
-        loaded = [(c, e) for c, e in loaded if e is not None]
+        engines = [(c, self._load_engine(self._names[c], index)) for c in new]
+        loaded = [(c, e) for c, e in engines if e is not None]
         if loaded:
             join.insert([c for c, _ in loaded], [e for _, e in loaded])
 

@@ -163,10 +163,12 @@ class SeriesTable:
                     ),
                 )
             )
-        scalars = (
-            np.array([getattr(s, name) for s in states], dtype=dtype) for name, dtype in _SCALARS
-        )
-        self.insert_columns(index, SeriesColumns(*scalars, *rows))
+        scalars = {
+            name: np.array([getattr(s, name) for s in states], dtype=dtype)
+            for name, dtype in _SCALARS
+        }
+        tail, pending = rows
+        self.insert_columns(index, SeriesColumns(**scalars, tail=tail, pending=pending))
 
     def insert_columns(self, index: np.ndarray, columns: SeriesColumns) -> None:
         """Put in things without rows here (`index`, sorted) from `columns` (theirs, in order)."""

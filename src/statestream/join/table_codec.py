@@ -52,8 +52,8 @@ def exported(left, right, codes: np.ndarray) -> list[bytes]:
             table.head_prev_t, table.n_released, table.max_t, table.finished,
         )  # fmt: skip
     data = out.tobytes()
-    bounds = zip((starts * _WORD).tolist(), (ends * _WORD).tolist(), strict=True)
-    return [data[start:end] for start, end in bounds]
+    spans = zip((starts * _WORD).tolist(), (ends * _WORD).tolist(), strict=True)
+    return [data[start:end] for start, end in spans]
 
 
 def _bounds(table, codes: np.ndarray) -> tuple[np.ndarray, ...]:

@@ -230,7 +230,7 @@ class _Buffers:
         empty = (_rows(0), _rows(0))  # tail and pending columns
         self._states = [[empty, empty], [empty, empty]]  # per series, two sets
         self._spare = [0, 0]
-        self._pairs = np.empty(0, _I8), np.empty(0, _I8), np.empty(0, _I8), np.empty(0, _I8)
+        self._pairs: tuple[np.ndarray, ...] = tuple(np.empty(0, _I8) for _ in range(4))
         self._sorting = [_scratch(0), _scratch(0)]
         self._batches = [_batch(0), _batch(0)]
 

@@ -241,7 +241,12 @@ def kafka_health(settings: Settings, timeout_s: float = 3.0) -> str | None:
     """
     errors: list[KafkaError] = []
     admin = AdminClient(
-        {**settings.kafka.client_config(), "log_level": 0, "error_cb": errors.append}
+        {
+            **settings.kafka.client_config(),
+            "log_level": 0,
+            # confluent-kafka's stub of AdminClient leaves out the callbacks it takes
+            "error_cb": errors.append,  # type: ignore[dict-item]
+        }
     )
     try:
         metadata = admin.list_topics(timeout=timeout_s)
@@ -286,7 +291,7 @@ def _node_problem(settings: Settings, node: int, port: int) -> str | None:
             **settings.kafka.client_config(),
             "bootstrap.servers": f"localhost:{port}",
             "log_level": 0,
-            "error_cb": lambda _err: None,
+            "error_cb": lambda _err: None,  # type: ignore[dict-item]  # see kafka_health
         }
     )
     try:

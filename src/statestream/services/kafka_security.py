@@ -127,8 +127,10 @@ def _create(
         try:
             future.result()
         except KafkaException as exc:
+            # confluent-kafka makes the operation an AclOperation, but annotates it as passed in
+            operation = binding.operation.name  # type: ignore[union-attr]
             raise ServiceError(
-                f"could not grant {binding.principal} {binding.operation.name} on "
+                f"could not grant {binding.principal} {operation} on "
                 f"{binding.name}: {exc.args[0].str()}"
             ) from None
 

@@ -1,10 +1,11 @@
 """Start, check and stop the local services together: Kafka, Mosquitto, InfluxDB, Spark.
 
->>> statuses = start_services(load_settings())   # starts what is not running yet
->>> [s.state for s in statuses]
+>>> statuses = start_services(load_settings())  # doctest: +SKIP
+>>> [s.state for s in statuses]                 # doctest: +SKIP
 ['started', 'started', 'started']
 
-Kafka is one process or three (`services.kafka_brokers`), Spark a master and its workers when
+Only what is not running yet is started (the example is not run with the doctests). Kafka is
+one process or three (`services.kafka_brokers`), Spark a master and its workers when
 `services.spark_workers` > 0; each process has its own row.
 """
 
@@ -109,10 +110,10 @@ def start_services(settings: Settings) -> list[ServiceStatus]:
         service.prepare()
     for wave in sorted({s.start_wave for s in to_start}):
         starting = [s for s in to_start if s.start_wave == wave]
+        spawned = {service.name: _spawn(service) for service in starting}
+        running.update(spawned)
         for service in starting:
-            running[service.name] = _spawn(service)
-        for service in starting:
-            _wait_until_ready(service, running[service.name])
+            _wait_until_ready(service, spawned[service.name])
     statuses = []
     for service in services:
         if not service.is_local:

@@ -24,6 +24,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from statestream.errors import ServiceError
+
 CA_DAYS = 3650
 SERVER_DAYS = 825
 RENEW_BEFORE = dt.timedelta(days=30)
@@ -50,12 +52,23 @@ def ensure_server_certificate(folder: Path) -> TlsFiles:
         _write_certificate(files.ca, _ca_certificate(ca_key))
         files.certificate.unlink(missing_ok=True)
     if _needs_server_certificate(files.certificate):
-        ca_key = serialization.load_pem_private_key(ca_key_file.read_bytes(), password=None)
+        ca_key = _read_ca_key(ca_key_file)
         ca = x509.load_pem_x509_certificate(files.ca.read_bytes())
         server_key = ec.generate_private_key(ec.SECP256R1())
         _write_key(files.key, server_key)
         _write_certificate(files.certificate, _server_certificate(server_key, ca, ca_key))
     return files
+
+
+def _read_ca_key(path: Path) -> ec.EllipticCurvePrivateKey:
+    """The CA's key as `ensure_server_certificate` wrote it (an elliptic-curve key)."""
+    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    if not isinstance(key, ec.EllipticCurvePrivateKey):
+        raise ServiceError(
+            f"{path} holds a {type(key).__name__}, not the local CA's elliptic-curve key: delete "
+            "it and the next start makes a new CA (clients then need its new ca.crt)"
+        )
+    return key
 
 
 def _needs_server_certificate(path: Path) -> bool:
@@ -76,7 +89,7 @@ def _ca_certificate(key: ec.EllipticCurvePrivateKey) -> x509.Certificate:
 
 
 def _server_certificate(
-    key: ec.EllipticCurvePrivateKey, ca: x509.Certificate, ca_key: object
+    key: ec.EllipticCurvePrivateKey, ca: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey
 ) -> x509.Certificate:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     alternative_names = [x509.DNSName(host) for host in SERVER_NAMES] + [
@@ -88,19 +101,19 @@ def _server_certificate(
         .add_extension(_key_usage(ca=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .add_extension(x509.SubjectAlternativeName(alternative_names), critical=False)
-        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+        .sign(ca_key, hashes.SHA256())
     )
 
 
 def _builder(
-    subject: x509.Name, issuer: x509.Name, public_key: object, days: int
+    subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey, days: int
 ) -> x509.CertificateBuilder:
     now = _now()
     return (
         x509.CertificateBuilder()
         .subject_name(subject)
         .issuer_name(issuer)
-        .public_key(public_key)  # type: ignore[arg-type]
+        .public_key(public_key)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - dt.timedelta(minutes=5))
         .not_valid_after(now + dt.timedelta(days=days))

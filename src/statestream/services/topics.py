@@ -1,7 +1,9 @@
 """The Kafka topics statestream uses, created with the partitions and configuration of the settings.
 
->>> [t.state for t in create_topics(load_settings())]   # a second call reports "exists"
+>>> [t.state for t in create_topics(load_settings())]  # doctest: +SKIP
 ['created', 'created', 'created', 'created', 'created', 'created', 'created']
+
+A second call reports "exists" (the example needs Kafka: it is not run as a doctest).
 """
 
 from __future__ import annotations

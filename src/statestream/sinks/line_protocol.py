@@ -216,7 +216,7 @@ def _escape(value: str) -> str:
 def _number(record: dict[str, Any], name: str, where: str = "") -> str:
     """A JSON number as a line-protocol float field (the parser refuses NaN and infinities)."""
     value = record.get(name)
-    if type(value) not in (int, float):  # bool is not a number here
+    if type(value) is not int and type(value) is not float:  # bool is not a number here
         raise BadRecord(f"{where}{name} is missing or not a number")
     return repr(float(value))
 
@@ -224,7 +224,7 @@ def _number(record: dict[str, Any], name: str, where: str = "") -> str:
 def _time(record: dict[str, Any], name: str) -> int | float:
     """A time in epoch ms: an int for whole milliseconds, else the float."""
     value = record.get(name)
-    if type(value) not in (int, float):
+    if type(value) is not int and type(value) is not float:
         raise BadRecord(f"{name} is missing or not a number")
     if abs(value) > _MAX_ABS_TIME_MS:
         raise BadRecord(f"{name} {value!r} is not a time InfluxDB can keep (epoch ms)")

@@ -15,7 +15,8 @@ the records are put in arrival order in numpy.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Literal, overload
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -36,6 +37,64 @@ from statestream.spark._pair_rows import by_spec_index, output_schema, pairs, re
 from statestream.spark.stream_join import specs_for, streaming_join
 
 DEFAULT_BUCKETS = 200
+
+
+# the pairs, or with rejected=True the pairs and the rejected rows (for a type checker)
+@overload
+def complement_join(
+    df: DataFrame,
+    specs: Sequence[JoinSpec | SpecTemplate],
+    *,
+    thing: str = ...,
+    quantity: str = ...,
+    time: str = ...,
+    value: str = ...,
+    order: str | None = ...,
+    disorder: float = ...,
+    tolerance: float | None = ...,
+    flush: bool = ...,
+    buckets: int | None = ...,
+    rejected: Literal[False] = ...,
+    time_unit: str = ...,
+) -> DataFrame: ...
+
+
+@overload
+def complement_join(
+    df: DataFrame,
+    specs: Sequence[JoinSpec | SpecTemplate],
+    *,
+    thing: str = ...,
+    quantity: str = ...,
+    time: str = ...,
+    value: str = ...,
+    order: str | None = ...,
+    disorder: float = ...,
+    tolerance: float | None = ...,
+    flush: bool = ...,
+    buckets: int | None = ...,
+    rejected: Literal[True],
+    time_unit: str = ...,
+) -> tuple[DataFrame, DataFrame]: ...
+
+
+@overload
+def complement_join(
+    df: DataFrame,
+    specs: Sequence[JoinSpec | SpecTemplate],
+    *,
+    thing: str = ...,
+    quantity: str = ...,
+    time: str = ...,
+    value: str = ...,
+    order: str | None = ...,
+    disorder: float = ...,
+    tolerance: float | None = ...,
+    flush: bool = ...,
+    buckets: int | None = ...,
+    rejected: bool,
+    time_unit: str = ...,
+) -> DataFrame | tuple[DataFrame, DataFrame]: ...
 
 
 def complement_join(
@@ -122,11 +181,11 @@ def complement_join(
 
 def _one_partition(
     join: BucketJoin, schema: pa.Schema, batch_rows: int
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+) -> Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """`join` over one partition's records at once (Spark's `mapInArrow`), its output in batches
     of at most `batch_rows` rows (slices, not copies)."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         received = list(batches)
         table = pa.Table.from_batches(received) if received else None
         if table is not None and table.num_rows:

@@ -94,6 +94,7 @@ def _key(df: DataFrame, key: Column | str | None) -> Column | None:
 def _check_sink_on_classpath(df: DataFrame) -> None:
     """Raise `EnvironmentProblem` unless the session's JVM has the exactly-once sink."""
     jvm = df.sparkSession.sparkContext._jvm
+    assert jvm is not None  # a DataFrame's session has started its JVM
     try:
         jvm.java.lang.Class.forName(
             SINK_FORMAT, True, jvm.java.lang.Thread.currentThread().getContextClassLoader()

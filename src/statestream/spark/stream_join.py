@@ -52,7 +52,7 @@ def streaming_join(
     check_state_store(df.sparkSession)
     relevant = _relevant(specs, F.col(columns.quantity))
     reason = rejection_reason(df, columns)
-    join_settings = {
+    join_settings: dict[str, Any] = {
         "to_ms": kind.to_ms,
         "flush": False,
         "rejected": rejected,

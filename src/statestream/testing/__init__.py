@@ -43,6 +43,8 @@ from statestream.join.series import ACCEPTED, DUPLICATE, LATE, MALFORMED
 from statestream.join.spec import JoinSpec
 
 if TYPE_CHECKING:
+    from confluent_kafka import Message
+
     from statestream.config import Settings
 
 Record = tuple[str, float, float]
@@ -237,7 +239,7 @@ def read_records(
         partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
         consumer.subscribe([topic])
         records: list[tuple[int, bytes | None, bytes]] = []
-        at_end: set[int] = set()
+        at_end: set[int | None] = set()  # partitions read to their end (confluent: int | None)
         deadline = time.monotonic() + timeout_s
         while len(at_end) < partitions:
             if time.monotonic() > deadline:
@@ -245,7 +247,7 @@ def read_records(
             for message in consumer.consume(10_000, timeout=0.05):
                 error = message.error()
                 if error is None:
-                    records.append((message.partition(), message.key(), message.value()))
+                    records.append(_record(topic, message))
                 elif error.code() == KafkaError._PARTITION_EOF:
                     at_end.add(message.partition())
                 else:
@@ -253,6 +255,14 @@ def read_records(
         return records
     finally:
         consumer.close()
+
+
+def _record(topic: str, message: Message) -> tuple[int, bytes | None, bytes]:
+    """(partition, key, value) of a consumed record; statestream writes none without a value."""
+    partition, value = message.partition(), message.value()
+    if partition is None or value is None:
+        raise RuntimeError(f"reading {topic}: a record without a value (a tombstone)")
+    return partition, message.key(), value
 
 
 class InMemoryMapState:

@@ -57,7 +57,9 @@ def observation_stream(
     folder.mkdir(parents=True, exist_ok=True)
     first = 1_600_000_000
     for number, batch in enumerate(batches):
-        columns = list(zip(*batch, strict=True)) if batch else [[] for _ in struct.fields]
+        columns: list[Sequence[Any]] = (
+            list(zip(*batch, strict=True)) if batch else [[] for _ in struct.fields]
+        )
         table = pa.table(
             {f.name: pa.array(c, f.type) for f, c in zip(arrow_schema, columns, strict=True)}
         )
@@ -105,7 +107,8 @@ class MemorySink:
             .start()
         )
         try:
-            if not query.awaitTermination(timeout_s):
+            # pyspark annotates the timeout as int, but takes float seconds (int(timeout * 1000))
+            if not query.awaitTermination(timeout_s):  # type: ignore[arg-type]
                 raise TimeoutError(f"the stream did not end within {timeout_s} s")
         finally:
             query.stop()

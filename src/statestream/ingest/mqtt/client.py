@@ -133,12 +133,11 @@ class MqttConnection:
         if not readable:
             readable = bool(select.select([sock], [], [], 0.0 if packets else timeout_s)[0])
         if readable:
+            error: OSError | None = None
             try:
                 data = _receive_bytes(sock)
             except OSError as exc:
                 data, error = b"", exc
-            else:
-                error = None
             if not data:
                 self.close(graceful=False)
                 raise ConnectionLost(

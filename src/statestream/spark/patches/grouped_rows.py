@@ -52,7 +52,7 @@ def install() -> bool:
     target = _target()
     if target is None or applies() is not None:
         return False
-    target.load_stream = grouped_load_stream
+    target.load_stream = grouped_load_stream  # type: ignore[attr-defined]  # the patch itself
     return True
 
 
@@ -90,7 +90,7 @@ def grouped_frames(serializer, batches: Iterable) -> Iterator[tuple[tuple, Any]]
         frame = _to_pandas(serializer, batch)
         for key, start, stop in _runs(frame, serializer.key_offsets):
             if group is None or key != group:
-                if pending:
+                if group is not None and pending:
                     yield group, _frame(pd, pending)
                 pending, pending_rows, group = [], 0, key
             while start < stop:
@@ -101,7 +101,7 @@ def grouped_frames(serializer, batches: Iterable) -> Iterator[tuple[tuple, Any]]
                 if pending_rows >= limit:
                     yield group, _frame(pd, pending)
                     pending, pending_rows = [], 0
-    if pending:
+    if group is not None and pending:
         yield group, _frame(pd, pending)
 
 
