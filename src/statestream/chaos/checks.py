@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
 from statestream.config import Settings
 from statestream.ingest.base import EventRejected, RawEvent
@@ -62,6 +64,8 @@ class ChaosChecks:
     windows_duplicated: int  # the same result record more than once
     windows_unexpected: int  # results of windows the reference does not close
     mosquitto_windows: tuple[WindowLoss, ...] = field(default=())  # one per Mosquitto kill
+    latency_p50_s: float | None = None  # a pair on machine.out after its later record was sent
+    latency_p99_s: float | None = None
 
     @property
     def passed(self) -> bool:
@@ -103,7 +107,10 @@ def check_run(settings: Settings, published: Published) -> ChaosChecks:
     lost_records = [len(records & missing) if missing else 0 for records in per_row]
     kills, acknowledged = published.broker_kills, published.acknowledged_at
     pairs = offline_pairs(settings, data)
-    out_pairs = [json.loads(v) for _, _, v in read_records(settings, settings.topics.machine_out)]
+    written: list[int] = []
+    out_records = read_records(settings, settings.topics.machine_out, timestamps=written)
+    out_pairs = [json.loads(v) for _, _, v in out_records]
+    latency = pair_latencies(out_pairs, written)
     out = Counter(pair_key(pair) for pair in out_pairs)
     points = machine_out_points(settings)
     want_points = {point_key(pair) for pair in pairs.values()}
@@ -126,7 +133,30 @@ def check_run(settings: Settings, published: Published) -> ChaosChecks:
         mosquitto_windows=tuple(
             window_losses(kills, acknowledged, lost_records, published.started_at)
         ),
+        latency_p50_s=latency[0],
+        latency_p99_s=latency[1],
     )
+
+
+def pair_latencies(
+    pairs: Sequence[dict], written_ms: Sequence[int]
+) -> tuple[float | None, float | None]:
+    """p50 and p99 of the end-to-end latency, kills included: from the moment the later of a
+    pair's two records was sent (its event time: the chaos simulator stamps rows as it sends
+    them) to the pair's Kafka timestamp on machine.out (when its task wrote it).
+
+    >>> pair = {"left": {"phenomenonTime": 1000}, "right": {"phenomenonTime": 1500}}
+    >>> pair_latencies([pair, pair], [1700, 2500])
+    (0.6, 0.992)
+    """
+    if not pairs:
+        return None, None
+    sent = np.array(
+        [max(p["left"]["phenomenonTime"], p["right"]["phenomenonTime"]) for p in pairs], float
+    )
+    latency = (np.asarray(written_ms, float) - sent) / 1000.0
+    p50, p99 = np.percentile(latency, [50, 99])
+    return round(float(p50), 3), round(float(p99), 3)
 
 
 def window_figures(settings: Settings, pairs: list[dict]) -> dict[str, int]:

@@ -38,6 +38,13 @@ from statestream.chaos.checks import (
 from statestream.chaos.load import SimulatorLoad
 from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
 from statestream.chaos.schedule import Kill, kill_schedule
+from statestream.chaos.soak import (
+    Sample,
+    folder_bytes,
+    group_rss_mb,
+    not_flat,
+    queries_state_and_lag,
+)
 from statestream.chaos.workspace import Workspace, new_workspace, refuse_external, remove_workspace
 from statestream.config import Settings, ensure_local_secrets, settings_environment
 from statestream.demo import wait_for_queries
@@ -49,6 +56,7 @@ PIPELINE_QUERIES = 3  # join, stats, sink_influx
 FORWARD_TIMEOUT_S = 180.0  # for the connector to bring the last rows to Kafka
 FINISH_TIMEOUT_S = 900.0  # for `run pipeline --available-now`
 RATE_HELD = 0.95  # a run whose simulator held less of the rate asked fails
+SAMPLE_EVERY_S = 60.0  # memory, state, checkpoints and lag (`soak`)
 Say = Callable[[str], None]
 MqttSaves = Literal["schedule", "every-change"]
 
@@ -60,6 +68,7 @@ class ChaosOptions:
     rate: float = 20.0  # rows/s of the simulator, all machines
     things: int = 6
     mqtt_saves: MqttSaves = "schedule"  # Mosquitto's save schedule, or after every change
+    kills: int | None = None  # at most this many of the schedule's kills (0: a soak)
 
 
 @dataclass
@@ -71,6 +80,7 @@ class ChaosReport:
     counts: dict[str, PartCounts] = field(default_factory=dict)
     checks: ChaosChecks | None = None
     rate_held: float = 0.0  # rows/s the simulator published while the kills went on
+    samples: list[Sample] = field(default_factory=list)  # one a minute
     problems: list[str] = field(default_factory=list)  # what kept the run from finishing
 
     @property
@@ -93,6 +103,7 @@ class ChaosReport:
             "rate_asked": self.options.rate,
             "rate_held": round(self.rate_held, 1),
             "mqtt_saves": self.options.mqtt_saves,
+            "samples": [sample.to_json() for sample in self.samples],
             "kills": self.kills,
             "kills_by_component": {name: c.kills for name, c in self.counts.items()},
             "components": {name: c.to_json() for name, c in self.counts.items()},
@@ -125,7 +136,8 @@ class ChaosRun:
         }
         self.schedule = kill_schedule(
             options.seed, options.minutes * 60, settings.services.kafka_brokers
-        )
+        )[: options.kills]
+        self.samples: list[Sample] = []
         self.load = SimulatorLoad(self.settings, options.rate, options.things, options.seed)
         self.environment = environment
 
@@ -149,8 +161,12 @@ class ChaosRun:
         due: list[Kill] = list(self.schedule)
         restarts: list[tuple[float, str]] = []
         end = started + self.options.minutes * 60
+        next_sample = started + SAMPLE_EVERY_S
         while (time.monotonic() < end or due) and self.load.error is None:
             now = time.monotonic() - started
+            if time.monotonic() >= next_sample:
+                self.samples.append(self.sample(now))
+                next_sample += SAMPLE_EVERY_S
             while due and due[0].at_s <= now:
                 kill = due.pop(0)
                 self.parts[kill.component].kill(kill.target)
@@ -194,6 +210,20 @@ class ChaosRun:
 
     def counts(self) -> dict[str, PartCounts]:
         return {name: part.counts for name, part in self.parts.items()}
+
+    def sample(self, at_s: float) -> Sample:
+        """Memory of every part, the queries' state and lag, the checkpoints' size, now."""
+        rss = {"connector": group_rss_mb(_pid(self.connector))}
+        rss["pipeline"] = group_rss_mb(_pid(self.pipeline))
+        for part in self.parts.values():
+            if isinstance(part, ServicePart):
+                for process, service in part.processes().items():
+                    rss[process] = group_rss_mb(service.running_pid())
+        state, lag = queries_state_and_lag(
+            self.settings.paths.data_dir / "status", _pid(self.pipeline)
+        )
+        checkpoints = folder_bytes(self.workspace.folder / "checkpoints")
+        return Sample(round(at_s, 1), rss, state, checkpoints, lag)
 
     def published(self) -> Published:
         """The rows, their acknowledgements and Mosquitto's kills, for the checks."""
@@ -247,6 +277,9 @@ def _run(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> 
         run.chaos(progress)
         run.finish(say)
         report.rate_held = run.load.rate_held
+        report.samples = run.samples
+        if options.kills == 0:  # a soak: memory, state, checkpoints and lag must settle
+            report.problems += not_flat(run.samples, options.rate)
         if run.load.error is not None:
             report.problems.append(f"the simulator stopped: {run.load.error}")
         if report.rate_held < RATE_HELD * options.rate:
@@ -282,6 +315,11 @@ def _put_mosquitto_back(settings: Settings, say: Say) -> None:
     if any(s.state == "stopped" for s in stop_services(settings, names={"mosquitto"})):
         start_services(settings)
         say("Mosquitto started again with its own settings (mqtt.save_after_changes)")
+
+
+def _pid(part: ChildPart) -> int | None:
+    process = part.part.process
+    return process.pid if process is not None and process.poll() is None else None
 
 
 def _wait_for_line(part: ChildPart, text: str, timeout_s: float) -> None:

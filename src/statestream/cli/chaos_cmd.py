@@ -43,6 +43,15 @@ def chaos(
             "(the smallest loss window, at a far lower rate; put back after the run).",
         ),
     ] = MqttSaves.schedule,
+    kills: Annotated[
+        int | None,
+        typer.Option(
+            "--kills",
+            min=0,
+            help="At most this many kills (default: the schedule's, about one every 25 s). "
+            "0 makes the run a soak: memory, state, checkpoints and lag must settle.",
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object instead of the table.")
     ] = False,
@@ -65,6 +74,11 @@ def chaos(
     (its loss window, in the report) instead of failing on them; a row lost at any other moment
     fails the run, and so does a simulator that did not hold 95 % of --rate.
 
+    Each minute it samples the memory of every part, the queries' state and Kafka lag and the
+    checkpoints' size (printed at the end). With --kills 0 the run is a soak: over its last 40
+    minutes (the last two thirds of a shorter run) memory, state and checkpoints may not grow by
+    more than 10 % and the lag may not exceed 30 s of the load, or the run fails.
+
     The run has its own topics (chaos.RUN.*), InfluxDB database and checkpoints, removed when
     it passes, kept (and named) when it fails. Exit code 0 when nothing was lost outside
     Mosquitto's loss window and nothing doubled, 1 otherwise.
@@ -78,6 +92,7 @@ def chaos(
         rate=rate,
         things=things,
         mqtt_saves=mqtt_saves.value,
+        kills=kills,
     )
     say = (lambda _text: None) if as_json else _say
     with console.status("starting …") as status:
@@ -86,6 +101,8 @@ def chaos(
         print(json.dumps(report.to_json()))
     else:
         console.print(_table(report))
+        if report.samples:
+            console.print(_samples_table(report))
         for problem in report.problems:
             console.print(f"[bold red]problem:[/] {problem}", highlight=False, soft_wrap=True)
         verdict = "[green]passed[/]" if report.passed else "[bold red]FAILED[/]"
@@ -115,6 +132,8 @@ def _table(report: ChaosReport) -> Table:
         for name, value in checks.__dict__.items():
             if isinstance(value, int):
                 table.add_row(name.replace("_", " "), f"{value:,}", "", "")
+            elif isinstance(value, float):
+                table.add_row(name.replace("_", " "), f"{value:,.3f}", "", "")
         for window in checks.mosquitto_windows:
             table.add_row(
                 f"Mosquitto killed at {window.killed_at_s:.0f} s",
@@ -122,6 +141,22 @@ def _table(report: ChaosReport) -> Table:
                 "",
                 "",
             )
+    return table
+
+
+def _samples_table(report: ChaosReport) -> Table:
+    table = Table(title="each minute")
+    parts = list(report.samples[-1].rss_mb)
+    for column in ("s", *(f"{part} MB" for part in parts), "state MB", "checkpoints MB", "lag"):
+        table.add_column(column, justify="right")
+    for sample in report.samples:
+        table.add_row(
+            f"{sample.at_s:.0f}",
+            *(f"{sample.rss_mb.get(part, 0.0):,.0f}" for part in parts),
+            f"{sample.state_bytes / 1e6:,.1f}",
+            f"{sample.checkpoint_bytes / 1e6:,.1f}",
+            f"{sample.lag_records:,}",
+        )
     return table
 
 

@@ -216,10 +216,12 @@ def read_records(
     *,
     isolation: str = "read_committed",
     timeout_s: float = 60.0,
+    timestamps: list[int] | None = None,
 ) -> list[tuple[int, bytes | None, bytes]]:
     """Every record (partition, key, value) on `topic`, from the start to its end.
 
     `isolation="read_uncommitted"` also returns the records of open and aborted transactions.
+    `timestamps`, when given, gets each record's Kafka timestamp (epoch ms), in the same order.
     """
     from confluent_kafka import Consumer, KafkaError
 
@@ -248,6 +250,8 @@ def read_records(
                 error = message.error()
                 if error is None:
                     records.append(_record(topic, message))
+                    if timestamps is not None:
+                        timestamps.append(message.timestamp()[1])
                 elif error.code() == KafkaError._PARTITION_EOF:
                     at_end.add(message.partition())
                 else:

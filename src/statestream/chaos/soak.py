@@ -1,0 +1,140 @@
+"""What a chaos run samples each minute, and, for a soak (`--kills 0`), whether it stayed flat.
+
+Each sample holds the resident memory of every part (a process group: the pipeline's driver JVM
+and its Python workers count together), the state the run's queries hold (RocksDB's files, as
+their progress reports give them), the size of the run's checkpoints on disk, and the Kafka lag
+of its queries (records between what their last batch read and the topics' ends at that batch).
+
+A run without kills should reach a steady state: over its last `SETTLED_MINUTES` (the last two
+thirds of a shorter run) memory, state and checkpoints may not grow by more than `FLAT`, and the
+lag may not exceed `LAG_S` seconds of the load.
+
+    >>> flat = [Sample(60.0 * i, {"pipeline": 900.0}, 10_000, 5_000, 40) for i in range(7)]
+    >>> not_flat(flat, rate=20.0)
+    []
+    >>> grows = [Sample(60.0 * i, {"pipeline": 900.0 + 100 * i}, 10**4, 5000, 40) for i in range(7)]
+    >>> not_flat(grows, rate=20.0)
+    ['memory of pipeline grew 36 % over the last 5 samples (from 1,100 to 1,500 MB)']
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+SETTLED_MINUTES = 40
+FLAT = 0.10  # growth allowed over the settled part of a soak
+LAG_S = 30.0  # the most lag a soak may show, in seconds of its load
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+@dataclass(frozen=True)
+class Sample:
+    at_s: float  # after the load started
+    rss_mb: Mapping[str, float]  # per part
+    state_bytes: int
+    checkpoint_bytes: int
+    lag_records: int
+
+    def to_json(self) -> dict[str, object]:
+        return {**asdict(self), "rss_mb": {k: round(v, 1) for k, v in self.rss_mb.items()}}
+
+
+def group_rss_mb(pid: int | None) -> float:
+    """Resident memory of process `pid`'s process group, in MB (0 when it is not running)."""
+    if pid is None:
+        return 0.0
+    try:
+        group = os.getpgid(pid)
+    except ProcessLookupError:
+        return 0.0
+    pages = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.getpgid(int(entry.name)) == group:
+                pages += int((entry / "statm").read_text().split()[1])
+        except (ProcessLookupError, FileNotFoundError, IndexError, ValueError, OSError):
+            continue
+    return pages * PAGE / 1e6
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files below `folder`."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:
+                continue  # replaced by Spark meanwhile
+    return total
+
+
+def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, int]:
+    """State bytes and Kafka lag of the queries process `pid` runs, from their last progress
+    report (`<query>.<run>.progress`: `stateOperators`, and per source `endOffset` against
+    `latestOffset`)."""
+    state = lag = 0
+    for path in status_folder.glob("*.json") if status_folder.is_dir() else []:
+        try:
+            if json.loads(path.read_text()).get("pid") != pid:
+                continue
+            progress = json.loads(path.with_suffix(".progress").read_text()).get("progress", {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        for operator in progress.get("stateOperators") or []:
+            custom = operator.get("customMetrics") or {}
+            state += int(custom.get("rocksdbTotalSSTFilesBytes") or 0)
+        for source in progress.get("sources") or []:
+            lag += _offsets_behind(source.get("endOffset"), source.get("latestOffset"))
+    return state, lag
+
+
+def _offsets_behind(end: object, latest: object) -> int:
+    """Records between two Kafka source offsets ({topic: {partition: offset}}, maybe as JSON)."""
+    try:
+        done: Any = json.loads(end) if isinstance(end, str) else end
+        last: Any = json.loads(latest) if isinstance(latest, str) else latest
+        return sum(
+            max(0, int(offset) - int(done[topic][partition]))
+            for topic, partitions in last.items()
+            for partition, offset in partitions.items()
+        )
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return 0
+
+
+def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
+    """What did not stay flat over the settled part of a run without kills (nothing: flat)."""
+    settled = _settled(samples)
+    if len(settled) < 2:
+        return []
+    first, last = settled[0], settled[-1]
+    series = [
+        (f"memory of {part}", first.rss_mb.get(part, 0.0), last.rss_mb[part])
+        for part in last.rss_mb
+    ]
+    series.append(("state", first.state_bytes / 1e6, last.state_bytes / 1e6))
+    series.append(("checkpoints", first.checkpoint_bytes / 1e6, last.checkpoint_bytes / 1e6))
+    problems = [
+        f"{what} grew {(after / before - 1) * 100:.0f} % over the last {len(settled)} samples "
+        f"(from {before:,.0f} to {after:,.0f} MB)"
+        for what, before, after in series
+        if before > 0 and after > before * (1 + FLAT)
+    ]
+    most_lag = max(sample.lag_records for sample in settled)
+    if most_lag > LAG_S * rate:
+        problems.append(f"Kafka lag reached {most_lag:,} records (> {LAG_S:.0f} s of the load)")
+    return problems
+
+
+def _settled(samples: Sequence[Sample]) -> list[Sample]:
+    end = samples[-1].at_s if samples else 0.0
+    since = max(end - SETTLED_MINUTES * 60, end / 3)
+    return [sample for sample in samples if sample.at_s >= since]

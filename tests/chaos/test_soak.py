@@ -1,0 +1,45 @@
+"""The soak's figures from the files a run leaves: its queries' progress reports."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from statestream.chaos.soak import (
+    Sample,
+    folder_bytes,
+    group_rss_mb,
+    not_flat,
+    queries_state_and_lag,
+)
+
+
+def _report(folder: Path, name: str, pid: int, progress: dict) -> None:
+    (folder / f"{name}.json").write_text(json.dumps({"pid": pid}))
+    (folder / f"{name}.progress").write_text(json.dumps({"progress": progress}))
+
+
+def test_state_and_lag_come_from_the_last_batches_of_this_process_queries(tmp_path: Path) -> None:
+    source = {
+        "endOffset": json.dumps({"machine.data": {"0": 100, "1": 40}}),
+        "latestOffset": {"machine.data": {"0": 130, "1": 45}},  # 30 + 5 behind
+    }
+    state = {"customMetrics": {"rocksdbTotalSSTFilesBytes": 2_000}}
+    _report(tmp_path, "join.run1", 7, {"sources": [source], "stateOperators": [state]})
+    _report(tmp_path, "stats.run1", 7, {"sources": [source], "stateOperators": []})
+    _report(tmp_path, "join.old", 6, {"sources": [source], "stateOperators": [state]})  # not ours
+    assert queries_state_and_lag(tmp_path, 7) == (2_000, 70)
+
+
+def test_a_lag_that_outgrows_the_load_is_not_flat() -> None:
+    samples = [Sample(60.0 * i, {"kafka": 500.0}, 0, 0, 40 if i < 5 else 2_000) for i in range(7)]
+    assert not_flat(samples, rate=20.0) == ["Kafka lag reached 2,000 records (> 30 s of the load)"]
+
+
+def test_memory_and_folder_sizes_are_measured(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "f").write_bytes(b"x" * 1234)
+    assert folder_bytes(tmp_path) == 1234
+    assert group_rss_mb(os.getpid()) > 10  # this test's own process group (pytest's)
+    assert group_rss_mb(None) == 0.0
