@@ -179,7 +179,8 @@ local_fs_jar() {
   java_jar local-fs "$api"
 }
 
-# The exactly-once Kafka sink the Spark tasks write through (jvm/exactly-once), compiled against
+# The exactly-once Kafka sink the Spark tasks write through (jvm/exactly-once; its Python side is
+# the package statestream.exactly_once), compiled against
 # pyspark's jars and the Kafka client the connector brought (.deps/jars/spark-kafka).
 exactly_once_jar() {
   local kafka

@@ -29,7 +29,7 @@ from statestream.json_lines import json_lines
 
 def pair_json_block(things: CodedNames, spec: JoinSpec, pairs: JoinedPairs) -> bytes:
     """The pairs (`things`: each pair's thing) as JSON texts, one a line, no newline after the
-    last: the block that `jobs.output_rows` packs. Empty without pairs."""
+    last: the block that `exactly_once.packed_rows` packs. Empty without pairs."""
     if len(pairs) == 0:
         return b""
     heads = [

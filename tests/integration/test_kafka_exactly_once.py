@@ -11,10 +11,10 @@ from pyspark.errors import StreamingQueryException
 
 from statestream.cli._queries import failure_reason
 from statestream.config import Settings
+from statestream.exactly_once.markers import last_committed
+from statestream.exactly_once.sink import QueryRun, exactly_once_sink
 from statestream.jobs.join_job import JoinJobOptions, joined, start_join_query
-from statestream.jobs.kafka_output import QueryRun, exactly_once_sink
-from statestream.sinks import commit_markers
-from statestream.testing import read_records
+from statestream.testing import read_committed, read_records
 from tests.integration.test_join_job import _narrow_lines, _produce, _topic_settings
 from tests.support import granted
 
@@ -35,7 +35,7 @@ def test_each_partition_commits_its_own_marker(
     query = start_join_query(spark, settings, options)
     query.awaitTermination()
     last_batch = query.lastProgress["batchId"]
-    markers = commit_markers(settings, unique_name)
+    markers = last_committed(read_committed(settings, settings.topics.commits), unique_name)
     assert set(markers) == {0, 1}  # the tests' two shuffle partitions, both with output
     assert max(markers.values()) <= last_batch
     assert all(batch >= 0 for batch in markers.values())

@@ -18,10 +18,10 @@ from confluent_kafka import Producer
 from pyspark import cloudpickle
 
 from statestream.config import Settings
+from statestream.exactly_once.sink import TaskFault
 from statestream.jobs import join_job
 from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.jobs.join_processor import ComplementJoinProcessor
-from statestream.jobs.kafka_output import TaskFault
 from statestream.join import SpecTemplate
 from statestream.testing import read_records
 from tests.integration.test_join_job import (

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from statestream.config import Settings
+    from statestream.exactly_once.sink import QueryOptions
     from statestream.jobs.join_job import JoinJobOptions
-    from statestream.jobs.kafka_output import QueryOptions
 
 Options = TypeVar("Options", bound="QueryOptions")
 

@@ -4,7 +4,7 @@ input.vehicle.positions (Kafka, read_committed) → decode (`mapInPandas`, the e
 `jobs.vehicle_decoding`) → group by line (`route/direction`) → `VehicleBunchingProcessor`
 (transformWithStateInPandas, the line's state in RocksDB) → alerts on
 `analytics.vehicle.alerts` (key `route/direction`) and dead letters, written by the tasks, each
-partition of a micro-batch in one Kafka transaction of its own (`jobs.kafka_output`), exactly
+partition of a micro-batch in one Kafka transaction of its own (`exactly_once.sink`), exactly
 once. What counts as bunched, when an episode ends and why the alerts do not depend on the
 micro-batches: `statestream.geo.bunching`.
 
@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
+from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
 from statestream.geo.bunching import BunchingSpec
 from statestream.ingest.envelope import Envelope
 from statestream.jobs.bunching_processor import (
@@ -32,7 +33,6 @@ from statestream.jobs.bunching_processor import (
 )
 from statestream.jobs.bunching_rows import OUTPUT_SCHEMA
 from statestream.jobs.kafka_input import committed_stream
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.status import batch_figures, batch_line
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 

@@ -3,7 +3,7 @@
 Rows arrive unordered: they are put back in Kafka offset order, so each vehicle's positions
 (one key, one partition) are taken in the order they arrived, the same in every attempt of a
 batch. A call's records go out packed, one row per kind (`alert`, `malformed`) and topic, then a
-`figures` row with the counts that the query reports (`jobs.output_rows`).
+`figures` row with the counts that the query reports (`exactly_once.packed_rows`).
 `jobs.bunching_processor` imports this module on its first call.
 """
 
@@ -16,10 +16,10 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo.bunching import BunchingAlert, BunchingSpec, BunchingStep, LineBunching
 from statestream.jobs.bunching_processor import REJECTS_LINE, BunchingTopics
 from statestream.jobs.kafka_rows import kafka_ordered
-from statestream.jobs.output_rows import OutputRows, output_schema
 
 FIGURE_COLUMNS = (
     "records long, no_fix long, stale long, malformed long, vehicles long, episodes long, "

@@ -4,7 +4,7 @@ input.vehicle.positions (Kafka, read_committed) → decode and place in cells, b
 Spark's watermark (`jobs.geo_input`) → `CellWindowsProcessor` (transformWithStateInPandas, the
 windows in RocksDB, event-time timers) → cell results, late positions and dead letters, written
 by the tasks, each partition of a micro-batch in one Kafka transaction of its own
-(`jobs.kafka_output`), exactly once. Why a retried batch writes the same: README, "Geo cells".
+(`exactly_once.sink`), exactly once. Why a retried batch writes the same: README, "Geo cells".
 """
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
+from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
 from statestream.geo import GeoSpec
 from statestream.jobs.geo_input import kafka_positions
 from statestream.jobs.geo_processor import CellWindowsProcessor, GeoTopics
 from statestream.jobs.geo_rows import OUTPUT_SCHEMA
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.status import batch_figures
 
 QUERY_NAME = "geo"

@@ -5,8 +5,8 @@ query watermark of the micro-batch (`timerValues`). Each window of the bucket is
 the processor's MapState (window start → its cells' aggregates as bytes), and an event-time
 timer at each window's end (and at its end + allowed lateness) calls the bucket again. A call's
 records go out packed, one row per kind (`cells`, `late`, `malformed`) and topic, then a
-`figures` row with its counts (`jobs.output_rows`). `jobs.geo_processor` imports this module on
-its first call.
+`figures` row with its counts (`exactly_once.packed_rows`). `jobs.geo_processor` imports this
+module on its first call.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import numpy as np
 import pandas as pd
 
 from statestream.bad_input import late_record, to_json
+from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo import CellWindows, GeoSpec, GeoStep, Positions, WindowCells, cell_records
 from statestream.geo.cells import NO_CELL, cell_names
 from statestream.jobs.geo_decoding import vehicle_key
 from statestream.jobs.geo_processor import CellWindowsProcessor, GeoTopics
 from statestream.jobs.kafka_rows import kafka_ordered
-from statestream.jobs.output_rows import OutputRows, output_schema
 
 FIGURE_COLUMNS = (
     "records long, positions long, no_fix long, late long, malformed long, cell_results long, "

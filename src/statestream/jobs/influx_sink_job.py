@@ -14,7 +14,7 @@ transactions of the exactly-once jobs); its tasks write their own partition of e
   a task it retries, overwrites its own points and doubles nothing;
 - records that cannot be points (bad JSON, a missing or non-numeric field) and points InfluxDB
   refuses go to the dead-letter topic with the reason, through the exactly-once Kafka sink the
-  join uses (`jobs.kafka_output`), and are counted in the batch's metrics (`SinkBatchReport`).
+  join uses (`exactly_once.sink`), and are counted in the batch's metrics (`SinkBatchReport`).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from requests.exceptions import RequestException
 from statestream.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
+from statestream.exactly_once.packed_rows import OutputRows, output_schema
+from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.kafka_input import committed_stream
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
-from statestream.jobs.output_rows import OutputRows, output_schema
 from statestream.sinks.influx import Backoff, InfluxWriter
 from statestream.sinks.line_protocol import BadRecord, Point, PointBuilder
 
@@ -140,7 +140,7 @@ def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOp
 class InfluxPartitionWriter:
     """The `mapInPandas` function of the sink: one task writes its partition (see module).
 
-    It yields its dead letters packed (`jobs.output_rows`) and one row of figures.
+    It yields its dead letters packed (`exactly_once.packed_rows`) and one row of figures.
     """
 
     def __init__(self, settings: Settings, database: str | None) -> None:

@@ -3,7 +3,7 @@
 machine.data (Kafka) → group by a bucket of things → `ComplementJoinProcessor` (decodes)
 (transformWithStateInPandas, RocksDB state) → machine.out, the late and the dead-letter topics,
 written by the tasks, each partition of a micro-batch in one Kafka transaction of its own
-(`jobs.kafka_output`), exactly once.
+(`exactly_once.sink`), exactly once.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
+from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.join_processor import ComplementJoinProcessor, OutputTopics
 from statestream.jobs.join_rows import OUTPUT_SCHEMA
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.status import batch_figures
 from statestream.join import SpecTemplate

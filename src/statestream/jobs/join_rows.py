@@ -3,7 +3,7 @@
 The rows of a call (a bucket of things) arrive unordered: `jobs.record_decoding` decodes them
 and puts them back in Kafka offset order. A call's records go out packed, one row per kind
 (`pair`, `late`, `malformed`) and topic, then a `figures` row with the counts that the query
-reports as metrics (`jobs.output_rows`). `jobs.join_processor` imports this module on its
+reports as metrics (`exactly_once.packed_rows`). `jobs.join_processor` imports this module on its
 first call.
 """
 
@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from statestream.bad_input import dead_letter, late_record, to_json
+from statestream.exactly_once.packed_rows import OutputRows, output_schema, value_runs
 from statestream.jobs.join_processor import OutputTopics
-from statestream.jobs.output_rows import OutputRows, output_schema, value_runs
 from statestream.jobs.record_decoding import KafkaRecords, decode_rows
 from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import (

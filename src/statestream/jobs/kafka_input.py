@@ -1,7 +1,7 @@
 """The one way statestream's jobs read Kafka: committed data only, at most so many per batch.
 
 Every input topic is written in Kafka transactions (the connector's, or the exactly-once sink's
-of the query before: `jobs.kafka_output`), so a job reads it `read_committed`: records of an
+of the query before: `statestream.exactly_once`), so a job reads it `read_committed`: records of an
 aborted or still open transaction never reach a query.
 """
 

@@ -41,9 +41,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from statestream.exactly_once.packed_rows import REJECT_COLUMNS
 from statestream.formats import narrow_record
 from statestream.jobs.kafka_rows import arrow_column, kafka_order
-from statestream.jobs.output_rows import REJECT_COLUMNS
 from statestream.join import CodedNames
 from statestream.json_records import scan_records
 

@@ -3,7 +3,7 @@
 machine.out (Kafka, read_committed) → parse → group by a bucket of things →
 `PowerStatisticsProcessor` (transformWithStateInPandas, window state in RocksDB) → window
 results, alerts, late and malformed records, written to their topics by the tasks, each
-partition of a micro-batch in one Kafka transaction of its own (`jobs.kafka_output`), exactly
+partition of a micro-batch in one Kafka transaction of its own (`exactly_once.sink`), exactly
 once.
 
 Event time is judged per power series (thing, component), not by Spark's query-wide watermark:
@@ -24,7 +24,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.jobs.kafka_output import QueryOptions, packed_count, start_query, summed
+from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.records import kafka_machine_records
 from statestream.jobs.stats_processor import PowerStatisticsProcessor, StatsTopics
 from statestream.jobs.stats_rows import OUTPUT_SCHEMA

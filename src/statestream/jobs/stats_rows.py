@@ -4,7 +4,7 @@ Rows arrive unordered: they are put back in Kafka offset order (a series is one 
 partition) and each series' records are judged one by one against its own watermark
 (`SeriesWindows`). A call's records go out packed, one row per kind (`stats` window results,
 `alert`, `late`, `malformed`) and topic, then a `figures` row with the counts that the query
-reports (`jobs.output_rows`). `jobs.stats_processor` imports this module on its first call.
+reports (`exactly_once.packed_rows`). `jobs.stats_processor` imports this module on its first call.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from statestream.jobs.output_rows import OutputRows, output_schema
+from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows
 from statestream.jobs.stats_processor import StatsTopics
 from statestream.stats import (

@@ -34,8 +34,8 @@ from confluent_kafka.admin import (
 from statestream.config import KAFKA_ROLES, KafkaRole, Settings, local_user
 from statestream.config.kafka import CONTROLLER_USER, LOCAL_MECHANISM, jaas_login
 from statestream.errors import ServiceError
+from statestream.exactly_once.markers import TRANSACTIONAL_ID_PREFIX
 
-TRANSACTIONAL_ID_PREFIX = "statestream."  # the exactly-once writer's statestream.<query>.…
 SPARK_GROUP_PREFIX = "spark-kafka-source-"
 DASHBOARD_GROUP_PREFIX = "statestream-dashboard-"
 USERS_FILE = "scram-users"  # in the broker's folder: written once its storage has the users

@@ -17,9 +17,9 @@ from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic, TopicMe
 
 from statestream.config import Settings
 from statestream.errors import ServiceError
+from statestream.exactly_once.markers import COMMITS_TOPIC_CONFIG
 from statestream.services.kafka import kafka_health
 from statestream.services.kafka_security import grant_access, tool_login
-from statestream.sinks.kafka_exactly_once import COMMITS_TOPIC_CONFIG
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
-"""Where streaming queries write: Kafka exactly once, InfluxDB idempotently."""
+"""Where streaming queries write InfluxDB, idempotently.
+
+Kafka, exactly once, has a package of its own: `statestream.exactly_once`.
+"""
 
 from statestream.sinks.influx import Backoff, InfluxWriter, WriteCancelled, WriteOutcome
-from statestream.sinks.kafka_exactly_once import commit_markers, ensure_commits_topic
 from statestream.sinks.line_protocol import MEASUREMENTS, BadRecord, Point, PointBuilder
 
 __all__ = [
@@ -13,6 +15,4 @@ __all__ = [
     "PointBuilder",
     "WriteCancelled",
     "WriteOutcome",
-    "commit_markers",
-    "ensure_commits_topic",
 ]

@@ -5,7 +5,7 @@
 - `flush_stream(df, specs, checkpoint, …)`: the final flush of a stopped streaming join, the
   pairs still pending in its checkpoint (`stream_flush`);
 - `write_exactly_once(pairs, topic, …)`: a streaming DataFrame to Kafka, exactly once
-  (`exactly_once`);
+  (`statestream.exactly_once`, re-exported here);
 - `observations(wide_df, …)`: wide machine rows as records (`narrow`);
 - `statestream.spark.patches`: what statestream changes in Spark itself.
 
@@ -20,8 +20,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from statestream.exactly_once.write import write_exactly_once
     from statestream.spark.batch_join import complement_join
-    from statestream.spark.exactly_once import write_exactly_once
     from statestream.spark.narrow import observations
     from statestream.spark.stream_flush import flush_stream
 
@@ -31,7 +31,7 @@ _HOMES = {
     "complement_join": "statestream.spark.batch_join",
     "flush_stream": "statestream.spark.stream_flush",
     "observations": "statestream.spark.narrow",
-    "write_exactly_once": "statestream.spark.exactly_once",
+    "write_exactly_once": "statestream.exactly_once.write",
 }
 
 

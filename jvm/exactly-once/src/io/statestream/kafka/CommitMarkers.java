@@ -15,9 +15,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * The commit markers on the commits topic (one partition, compacted): key = a partition's
- * transactional id, value = {"query", "partition", "batch_id"}. A partition's markers grow with
- * its batch ids, so its last marker is the last record with its key: the topic is read backwards,
- * a window at a time, and usually only its last window.
+ * transactional id, value = {"query", "partition", "batch_id"} (read in Python by {@code
+ * statestream.exactly_once.markers}; both sides held to tests/exactly_once/golden/
+ * commit_marker.json). A partition's markers grow with its batch ids, so its last marker is the
+ * last record with its key: the topic is read backwards, a window at a time, and usually only its
+ * last window.
  */
 final class CommitMarkers {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -36,6 +38,11 @@ final class CommitMarkers {
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  /** The batch id a marker's value holds. */
+  static long batchId(byte[] marker) throws IOException {
+    return JSON.readTree(marker).get("batch_id").asLong();
   }
 
   /** The last batch id committed by this partition of the lineage; -1 if none. */
@@ -80,7 +87,7 @@ final class CommitMarkers {
       }
       for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
         if (record.offset() < stop && Arrays.equals(record.key(), key)) {
-          found = Math.max(found, JSON.readTree(record.value()).get("batch_id").asLong());
+          found = Math.max(found, batchId(record.value()));
         }
       }
     }

@@ -160,20 +160,15 @@ final class TransactionalPartition {
     long sent = 0;
     for (InternalRow row : rows) {
       String topic = row.getUTF8String(options.topicColumn()).toString();
-      byte[] values = row.getBinary(options.valuesColumn());
       Callback onError = noteError(topic);
-      int position = 0;
-      for (JsonNode run : JSON.readTree(row.getUTF8String(options.keysColumn()).toString())) {
-        byte[] key = run.get(0).isNull() ? null : run.get(0).asText().getBytes(StandardCharsets.UTF_8);
-        for (long i = run.get(1).asLong(); i > 0; i--) {
-          int end = lineEnd(values, position);
-          byte[] value = java.util.Arrays.copyOfRange(values, position, end);
-          producer.send(new ProducerRecord<>(topic, key, value), onError);
-          failEarly();
-          position = end + 1;
-          sent++;
-        }
-      }
+      sent +=
+          unpack(
+              row.getUTF8String(options.keysColumn()).toString(),
+              row.getBinary(options.valuesColumn()),
+              (key, value) -> {
+                producer.send(new ProducerRecord<>(topic, key, value), onError);
+                failEarly();
+              });
       if (!options.faultAfterCommit()) {
         failOnceIfAsked(batchId);
       }
@@ -207,6 +202,33 @@ final class TransactionalPartition {
         sendError.compareAndSet(null, "writing to topic " + topic + ": " + error.getMessage());
       }
     };
+  }
+
+  /** Takes the records of a packed row, one at a time ({@link #unpack}). */
+  interface PackedRecords {
+    void add(byte[] key, byte[] value) throws IOException;
+  }
+
+  /**
+   * The records of one packed row, in order, handed to {@code records}; returns how many. The
+   * row's format is written by {@code statestream.exactly_once.packed_rows} in Python: {@code
+   * keys} is a JSON array of [key, how many records in a row have it] (a null key: a record
+   * without key), {@code values} the records' values one per line, without a newline after the
+   * last. Held to tests/exactly_once/golden/packed_rows.bin, which Python writes.
+   */
+  static long unpack(String keys, byte[] values, PackedRecords records) throws IOException {
+    long count = 0;
+    int position = 0;
+    for (JsonNode run : JSON.readTree(keys)) {
+      byte[] key = run.get(0).isNull() ? null : run.get(0).asText().getBytes(StandardCharsets.UTF_8);
+      for (long i = run.get(1).asLong(); i > 0; i--) {
+        int end = lineEnd(values, position);
+        records.add(key, java.util.Arrays.copyOfRange(values, position, end));
+        position = end + 1;
+        count++;
+      }
+    }
+    return count;
   }
 
   private static int lineEnd(byte[] values, int from) {

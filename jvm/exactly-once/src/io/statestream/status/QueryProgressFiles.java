@@ -1,5 +1,6 @@
 package io.statestream.status;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
@@ -82,18 +83,40 @@ public final class QueryProgressFiles extends StreamingQueryListener {
     StreamingQueryProgress progress = event.progress();
     Totals totals = runs.computeIfAbsent(progress.runId().toString(), id -> new Totals());
     try {
-      ObjectNode file = JSON.createObjectNode();
+      ObjectNode file;
       synchronized (totals) {
         totals.add(progress);
-        file.set("progress", JSON.readTree(progress.json()));
-        file.put("input_rows", totals.inputRows);
-        file.set("metric_sums", JSON.valueToTree(totals.metrics));
+        file = progressFile(progress.json(), totals.inputRows, totals.metrics);
       }
       String name = progress.name() == null ? progress.id().toString() : progress.name();
       write(folder.resolve(name + "." + progress.runId() + ".progress"), JSON.writeValueAsBytes(file));
     } catch (IOException | UncheckedIOException e) {
       LOG.warn("could not write the progress of query {}: {}", progress.name(), e.toString());
     }
+  }
+
+  /** A {@code .progress} file's content: read by Python's {@code statestream.jobs.status}. */
+  private static ObjectNode progressFile(
+      String progressJson, long inputRows, Map<String, Number> metricSums) throws IOException {
+    ObjectNode file = JSON.createObjectNode();
+    file.set("progress", JSON.readTree(progressJson));
+    file.put("input_rows", inputRows);
+    file.set("metric_sums", JSON.valueToTree(metricSums));
+    return file;
+  }
+
+  /**
+   * The bytes of a {@code .progress} file for a batch's progress report (Spark's JSON), the run's
+   * input rows and its metric sums (a JSON object of numbers): what the golden test of the
+   * status files compares (tests/jobs/golden/status).
+   */
+  public static byte[] progressFileContent(String progressJson, long inputRows, String metricSums)
+      throws IOException {
+    Map<String, Number> sums = new TreeMap<>();
+    for (Map.Entry<String, JsonNode> sum : JSON.readTree(metricSums).properties()) {
+      sums.put(sum.getKey(), sum.getValue().numberValue());
+    }
+    return JSON.writeValueAsBytes(progressFile(progressJson, inputRows, sums));
   }
 
   @Override

@@ -1,9 +1,10 @@
 """`write_exactly_once`: a streaming DataFrame to a Kafka topic, each record exactly once.
 
 The caller's rows go through statestream's own Spark sink (`jvm/exactly-once`, started by the one
-query runner `jobs.kafka_output.start_query`): each task writes its partition's records of a
+query runner `exactly_once.sink.start_query`): each task writes its partition's records of a
 micro-batch in one Kafka transaction, with a commit marker on the commits topic in the same
-transaction (README, "Exactly once, written by the tasks").
+transaction (why this is exactly once: `statestream.exactly_once`). `statestream.spark`
+re-exports `write_exactly_once`.
 
     >>> pairs = complement_join(stream, [SpecTemplate()], order="offset")  # doctest: +SKIP
     >>> query = write_exactly_once(
@@ -21,7 +22,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings, load_settings
 from statestream.errors import ConfigError, EnvironmentProblem
-from statestream.jobs.kafka_output import SINK_FORMAT, QueryRun, start_query
+from statestream.exactly_once.sink import SINK_FORMAT, QueryRun, start_query
 
 
 def write_exactly_once(
@@ -67,7 +68,8 @@ def write_exactly_once(
 
 
 def packed_records(df: DataFrame, topic: str, key: Column | None) -> DataFrame:
-    """Each row of `df` as one packed row of the sink (`jobs.output_rows`): one record each."""
+    """Each row of `df` as one packed row of the sink (`exactly_once.packed_rows`): one record
+    each."""
     key_text = F.to_json(F.array((key if key is not None else F.lit(None)).cast("string")))
     keys = F.regexp_replace(key_text, r"^\[(.*)\]$", "[[$1,1]]")  # ["k"] → [["k",1]]
     value = F.to_json(F.struct(*(F.col(f"`{name}`") for name in df.columns))).cast("binary")

@@ -1,12 +1,11 @@
-"""Exactly-once Kafka output from the tasks, and the one way statestream starts a query.
+"""The Spark side of the sink: the one way statestream starts a query, on the exactly-once sink.
 
-A stateful query's output rows are packed (`jobs.output_rows`): (kind, topic, count, keys,
-values, …), each holding `count` records of one topic; rows with an empty topic carry only
-figures for the metrics. They go to `jvm/exactly-once` (`io.statestream.kafka`), a Spark sink
+A query's stateful processor returns packed rows (`exactly_once.packed_rows`); `start_query`
+writes them through `jvm/exactly-once`'s sink (`io.statestream.kafka.ExactlyOnceKafkaSink`),
 whose tasks write their own partition's records in a Kafka transaction per (query lineage,
-partition), with a commit marker on the commits topic in the same transaction. The driver
-plans and commits; it receives a few numbers per task, never records. Why this is exactly
-once: README, "Exactly once".
+partition), with a commit marker on the commits topic in the same transaction
+(`exactly_once.markers`). The driver plans and commits; it receives a few numbers per task,
+never records. Why this is exactly once: `statestream.exactly_once`.
 
     query = start_query(frame, settings, QueryRun("join", checkpoint, interval_s=0.5))
 """
@@ -21,7 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from statestream.config import Settings
-from statestream.sinks.kafka_exactly_once import ensure_commits_topic
+from statestream.exactly_once.markers import ensure_commits_topic
 
 SINK_FORMAT = "io.statestream.kafka.ExactlyOnceKafkaSink"
 

@@ -6,8 +6,9 @@ row costs the JVM a conversion from Arrow, the metrics aggregation and a convers
 for the writer, and packing took about a tenth off a 500 k-record batch of the join. A row's
 `values` are the records' values, JSON texts, one per line in UTF-8 (JSON text never holds a raw
 newline, so nothing needs escaping); its `keys` are a JSON array of [key, how many records in a
-row have it]. The tasks' writer (`jvm/exactly-once`, `TransactionalPartition.send`) unpacks them
-in the JVM; `records` does the same in Python and is the format's reference.
+row have it]. The tasks' writer (`jvm/exactly-once`, `TransactionalPartition.unpack`) unpacks
+them in the JVM; `records` does the same in Python and is the format's reference. Both are held
+to `tests/exactly_once/golden/packed_rows.bin`. Rows with an empty topic are not written.
 
     >>> rows = OutputRows()
     >>> rows.add_many("pair", "out", "R1.p", ['{"a": 1}', '{"a": 2}'])
