@@ -165,6 +165,13 @@ def test_the_json_envelope_takes_the_event_time_as_protobuf_writes_int64() -> No
     assert rejects["reason"].tolist() == ["not an Event with a machineRecord"]
 
 
+def test_a_json_envelope_time_of_non_ascii_digits_is_a_reject_not_a_crash() -> None:
+    value = '{"eventTimeMs": "\u00b2", "machineRecord": {"thing": "R1", "quantity": "q",'
+    value += ' "result": 2}}'  # "²": str.isdigit says yes, int() refuses it
+    decoded, rejects = _decoded([_rows(["R1.q"], [value.encode()])], "json")
+    assert decoded == [] and len(rejects) == 1
+
+
 @pytest.mark.parametrize("arrow", [True, False])
 def test_rows_are_split_into_records_and_rejects_in_kafka_order(arrow: bool) -> None:
     keys = ["R1.q", None, "R9.q", "R1.q", "R1.q", "R2.q"]

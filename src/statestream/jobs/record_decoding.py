@@ -268,7 +268,8 @@ def _json_envelope(value: bytes | None) -> RecordOrReason:
     if not isinstance(details, dict):
         return "not an Event with a machineRecord"
     time = event.get("eventTimeMs")
-    if isinstance(time, str) and time.isdigit():  # protobuf's JSON mapping writes int64 so
+    # protobuf's JSON mapping writes int64 as a string of digits (ASCII ones: "²" is a digit too)
+    if isinstance(time, str) and time.isascii() and time.isdigit():
         time = int(time)
     return narrow_record({**details, "phenomenonTime": time})
 
