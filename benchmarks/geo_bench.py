@@ -48,7 +48,8 @@ from pyspark.sql.functions import pandas_udf
 from statestream.config import Settings
 from statestream.geo import assign_cells, cell_names
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
-from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, geo_spec, start_geo_query
+from statestream.queries.geo import QUERY
+from statestream.queries.geo.job import GeoJobOptions, geo_spec, start_geo_query
 from statestream.services import grant_access
 
 Progress = Callable[[str], None]
@@ -212,7 +213,7 @@ def _throughput(
     wall = time.perf_counter() - started
     if query.exception() is not None:
         raise RuntimeError(f"the geo query failed: {query.exception()}")
-    batches = [batch_metrics(p) for p in query.recentProgress if p["numInputRows"]]
+    batches = [QUERY.batch_metrics(p) for p in query.recentProgress if p["numInputRows"]]
     records = sum(b["records_in"] for b in batches)
     seconds = sum(b["duration_s"] for b in batches)
     later = batches[1:]

@@ -53,8 +53,8 @@ from benchmarks.spark_figures import per_core, spark_figures
 from benchmarks.spark_queries import ResultSizes, wait_for_first_batch
 from benchmarks.windowed_join_baseline import run_baseline
 from statestream.config import Settings
-from statestream.jobs.join_job import JoinJobOptions, spec_templates, start_join_query
 from statestream.join import JoinSpec
+from statestream.queries.join.job import JoinJobOptions, spec_templates, start_join_query
 from statestream.services import grant_access
 from statestream.testing import read_committed
 

@@ -24,8 +24,8 @@ from benchmarks.pair_watcher import PairWatcher
 from benchmarks.pipeline_input import ScaledRecords, joined_slices, produce
 from benchmarks.spark_queries import ResultSizes, input_rows, wait_for_first_batch
 from statestream.config import Settings
-from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.join import JoinSpec
+from statestream.queries.join.job import JoinJobOptions, start_join_query
 from statestream.services._process import wait_until
 
 BURST_THINGS = 1_000

@@ -32,7 +32,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
 from statestream.config import Settings
-from statestream.jobs.influx_sink_job import (
+from statestream.queries.sink_influx.job import (
     InfluxSinkOptions,
     SinkBatchReport,
     start_influx_sink_query,

@@ -36,11 +36,12 @@ from typing import IO
 
 from statestream.config import Settings, settings_environment
 from statestream.errors import ServiceError
+from statestream.queries import pipeline_queries
 
 STOP_TIMEOUT_S = 45.0
 VEHICLE_DRIVING_S = 365 * 24 * 3600  # `simulate vehicles` ends after this: never, for a demo
 HFP_FILTER = "/hfp/v2/journey/ongoing/vp/#"  # what the connector's vehicle processor reads
-MACHINE_QUERIES = 3  # join, stats, sink_influx; with the vehicles, at least geo more
+MACHINE_QUERIES = len(pipeline_queries(vehicles=False))  # what `run pipeline` starts
 LIFELINE_ENV = "STATESTREAM_DEMO_LIFELINE"  # a part's end of the pipe to its demo
 
 
@@ -255,7 +256,7 @@ class Demo:
     def __init__(self, settings: Settings, options: DemoOptions) -> None:
         self.settings = settings
         self.parts = demo_parts(settings, options)
-        self.queries = MACHINE_QUERIES + (1 if options.vehicles else 0)
+        self.queries = len(pipeline_queries(vehicles=options.vehicles))
         self.environment = {**os.environ, **settings_environment(settings)}
 
     def start(self, say: Callable[[str], None]) -> None:

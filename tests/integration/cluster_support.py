@@ -26,7 +26,7 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings, ensure_local_secrets, load_settings
-from statestream.jobs.stats_job import stats_spec
+from statestream.queries.stats.job import stats_spec
 from statestream.services._process import command_line, read_pid
 from statestream.services.topics import TopicSpec, replicated
 from statestream.stats.reference import latest_results, power_frame, reference_statistics

@@ -14,7 +14,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.bad_input import DEAD_LETTER_FIELDS
 from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
-from statestream.jobs.bunching_job import BunchingJobOptions, batch_metrics, start_bunching_query
+from statestream.queries.bunching import QUERY
+from statestream.queries.bunching.job import BunchingJobOptions, start_bunching_query
 from statestream.testing import read_records
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.support import granted
@@ -93,7 +94,7 @@ def run_to_the_end(spark, settings: Settings, name: str, checkpoint: Path) -> li
     query = start_bunching_query(spark, settings, options)
     query.awaitTermination()
     assert query.exception() is None
-    return [batch_metrics(progress) for progress in query.recentProgress]
+    return [QUERY.batch_metrics(progress) for progress in query.recentProgress]
 
 
 def test_a_pair_of_one_line_gives_one_alert_other_lines_none(

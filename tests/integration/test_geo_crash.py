@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from statestream.config import Settings
-from statestream.jobs.geo_job import geo_spec
+from statestream.queries.geo.job import geo_spec
 from tests.integration.geo_support import (
     assert_same_cells,
     driving,

@@ -17,7 +17,8 @@ import pytest
 from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
-from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, geo_spec, start_geo_query
+from statestream.queries.geo import QUERY
+from statestream.queries.geo.job import GeoJobOptions, geo_spec, start_geo_query
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.integration.geo_support import (
     BASE_MS,
@@ -44,7 +45,7 @@ def _run(spark, settings: Settings, checkpoint: Path, max_offsets: int | None = 
     query = start_geo_query(spark, settings, options)
     query.awaitTermination(600)
     assert query.exception() is None, query.exception()
-    return [batch_metrics(p) for p in query.recentProgress]
+    return [QUERY.batch_metrics(p) for p in query.recentProgress]
 
 
 def _one(positions: pd.DataFrame, veh: int, t_s: float) -> pd.DataFrame:

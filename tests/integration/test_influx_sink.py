@@ -18,7 +18,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.bad_input import DEAD_LETTER_FIELDS
 from statestream.config import Settings
-from statestream.jobs.influx_sink_job import (
+from statestream.queries.sink_influx.job import (
     InfluxSinkOptions,
     SinkBatchReport,
     start_influx_sink_query,

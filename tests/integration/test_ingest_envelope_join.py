@@ -21,9 +21,9 @@ from statestream.ingest import (
     file_lines,
     machine_data_pipeline,
 )
-from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
+from statestream.queries.join.job import JoinJobOptions, start_join_query
 from tests.integration.ingest_support import delete_topics, expected_records, read_records
 from tests.integration.test_join_job import _pair_key, _topic_settings
 from tests.support import read_committed

@@ -123,7 +123,7 @@ def test_a_new_checkpoint_is_a_new_exactly_once_lineage(
     spark, local_services: Settings, unique_name: str, tmp_path: Path
 ) -> None:
     """Batch ids restart at 0 with a new checkpoint; its batches must not count as committed."""
-    from statestream.jobs.join_job import JoinJobOptions, start_join_query
+    from statestream.queries.join.job import JoinJobOptions, start_join_query
 
     settings = _topic_settings(local_services, unique_name, 2)
     lines = _narrow_lines("time", 30)

@@ -14,10 +14,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.formats import RecordColumns, parse_line
-from statestream.jobs.join_job import JoinJobOptions, start_join_query
 from statestream.jobs.status import STOPPED, QueryStatus, read_statuses, status_folder
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines
+from statestream.queries.join.job import JoinJobOptions, start_join_query
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
 from tests.support import granted, read_committed
 

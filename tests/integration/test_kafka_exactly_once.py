@@ -13,7 +13,7 @@ from statestream.cli._queries import failure_reason
 from statestream.config import Settings
 from statestream.exactly_once.markers import last_committed
 from statestream.exactly_once.sink import QueryRun, exactly_once_sink
-from statestream.jobs.join_job import JoinJobOptions, joined, start_join_query
+from statestream.queries.join.job import JoinJobOptions, joined, start_join_query
 from statestream.testing import read_committed, read_records
 from tests.integration.test_join_job import _narrow_lines, _produce, _topic_settings
 from tests.support import granted

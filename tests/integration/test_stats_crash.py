@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from statestream.config import Settings
-from statestream.jobs.stats_job import stats_spec
+from statestream.queries.stats.job import stats_spec
 from statestream.stats.reference import latest_results, reference_statistics
 from tests.integration.stats_support import (
     produce_power,

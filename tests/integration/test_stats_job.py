@@ -11,7 +11,8 @@ from confluent_kafka import Producer
 
 from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
-from statestream.jobs.stats_job import StatsJobOptions, batch_metrics, start_stats_query
+from statestream.queries.stats import QUERY
+from statestream.queries.stats.job import StatsJobOptions, start_stats_query
 from statestream.stats import StatsSpec
 from statestream.stats.reference import latest_results, reference_statistics
 from tests.fuzz_inputs import assert_each_dead_lettered, bad_values
@@ -135,7 +136,7 @@ def test_synthetic_series_give_their_known_statistics(
     assert dead[not_finite.decode()]["reason"] == "result is not a finite number"
     assert all(d["source_topic"] == settings.topics.machine_out for d in dead.values())
     assert all(d["stage"] == "stats" and list(d) == list(DEAD_LETTER_FIELDS) for d in dead.values())
-    metrics = [batch_metrics(p) for p in query.recentProgress]
+    metrics = [QUERY.batch_metrics(p) for p in query.recentProgress]
     assert sum(m["records_in"] for m in metrics) == len(records) + 4 + len(kinds)
     assert sum(m["windows_out"] for m in metrics) == len(results)
     assert sum(m["alerts"] for m in metrics) == len(alerts)

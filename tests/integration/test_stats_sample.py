@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from statestream.config import Settings
-from statestream.jobs.join_job import JoinJobOptions, start_join_query
-from statestream.jobs.stats_job import StatsJobOptions, start_stats_query, stats_spec
+from statestream.queries.join.job import JoinJobOptions, start_join_query
+from statestream.queries.stats.job import StatsJobOptions, start_stats_query, stats_spec
 from statestream.stats.reference import latest_results, power_frame, reference_statistics
 from tests.integration.stats_support import (
     read_json,

@@ -19,10 +19,10 @@ from pyspark import cloudpickle
 
 from statestream.config import Settings
 from statestream.exactly_once.sink import TaskFault
-from statestream.jobs import join_job
-from statestream.jobs.join_job import JoinJobOptions, start_join_query
-from statestream.jobs.join_processor import ComplementJoinProcessor
 from statestream.join import SpecTemplate
+from statestream.queries.join import job as join_job
+from statestream.queries.join.job import JoinJobOptions, start_join_query
+from statestream.queries.join.processor import ComplementJoinProcessor
 from statestream.testing import read_records
 from tests.integration.test_join_job import (
     _narrow_lines,

@@ -20,7 +20,8 @@ from statestream.ingest.connector_process import ConnectorProcess
 from statestream.ingest.hfp import TOPIC_FILTER
 from statestream.ingest.mqtt import forget_session
 from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
-from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, geo_spec, start_geo_query
+from statestream.queries.geo import QUERY
+from statestream.queries.geo.job import GeoJobOptions, geo_spec, start_geo_query
 from tests.integration.geo_support import (
     BASE_MS,
     assert_same_cells,
@@ -90,7 +91,7 @@ def test_simulated_feed_through_mqtt_and_the_connector_gives_the_reference_cells
     )
     query.awaitTermination(600)
     assert query.exception() is None, query.exception()
-    batches = [batch_metrics(p) for p in query.recentProgress]
+    batches = [QUERY.batch_metrics(p) for p in query.recentProgress]
     assert len([b for b in batches if b["records_in"]]) >= 3
     assert sum(b["no_fix"] for b in batches) == int(sent["lat"].isna().sum())
     assert sum(b["malformed"] for b in batches) == 0

@@ -19,7 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from statestream.config import load_settings
-from statestream.jobs.influx_sink_job import InfluxPartitionWriter, _dead_letter, sink_streams
+from statestream.queries.sink_influx.job import InfluxPartitionWriter, _dead_letter, sink_streams
 from statestream.sinks.line_protocol import PointBuilder, precision_for
 from tests.fuzz_inputs import FUZZ, check_dead_letter, hostile, json_depth
 

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from statestream.bad_input import dead_letter, to_json
 from statestream.exactly_once.packed_rows import records
 from statestream.ingest import MachineRecord, codec_for
-from statestream.jobs.join_processor import ComplementJoinProcessor, OutputTopics
 from statestream.jobs.record_decoding import decode_rows
-from statestream.jobs.stats_processor import PowerStatisticsProcessor, StatsTopics
 from statestream.join import SpecTemplate
+from statestream.queries.join.processor import ComplementJoinProcessor, OutputTopics
+from statestream.queries.stats.processor import PowerStatisticsProcessor, StatsTopics
 from statestream.stats import StatsSpec
 from statestream.testing import InMemoryMapState
 from tests.fuzz_inputs import FUZZ, check_dead_letter, check_late_record, hostile, json_depth

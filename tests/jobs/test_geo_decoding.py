@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
-from statestream.jobs.geo_decoding import decode_positions, vehicle_id, vehicle_key
+from statestream.queries.geo.decoding import decode_positions, vehicle_id, vehicle_key
 
 GOOD = VehiclePosition(22, 1234, 1764051330123, "bus", "1052", 1, "52", 60.1699, 24.9384,
                        8.3, 120, -5, 1234, 0, 0, None, "08:15", "2026-11-25")  # fmt: skip

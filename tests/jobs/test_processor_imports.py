@@ -18,7 +18,7 @@ import pytest
 HEAVY = {"numba", "pandas", "pyarrow", "statestream.join.router", "statestream.join.things"}
 
 PIPELINE = """
-from statestream.jobs.join_processor import ComplementJoinProcessor, OutputTopics
+from statestream.queries.join.processor import ComplementJoinProcessor, OutputTopics
 from statestream.join.spec import SpecTemplate
 processor = ComplementJoinProcessor(
     [SpecTemplate("speed", "torque", "power")], OutputTopics("out", "late", "dead", "in")

@@ -76,7 +76,7 @@ def test_status_command_lists_running_queries(tmp_path: Path) -> None:
     env = {"STATESTREAM_PATHS__DATA_DIR": str(tmp_path)}
     table = run_cli("status", env=env)
     assert table.exit_code == 0, table.stderr
-    assert "join" in table.stdout and "pairs_out 500" in table.stdout
+    assert "join" in table.stdout and "pairs 500" in table.stdout  # the declared label
     listed = run_cli("status", "--json", env=env)
     assert json.loads(listed.stdout)["totals"]["pairs_out"] == 500
     empty = run_cli("status", env={"STATESTREAM_PATHS__DATA_DIR": str(tmp_path / "none")})

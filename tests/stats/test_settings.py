@@ -6,7 +6,7 @@ import pytest
 
 from statestream.config import load_settings
 from statestream.errors import ConfigError
-from statestream.jobs.stats_job import stats_spec
+from statestream.queries.stats.job import stats_spec
 from statestream.stats import StatsSpec
 
 
@@ -59,7 +59,7 @@ def test_bad_values_are_one_line_errors(
 
 
 def test_a_checkpoint_with_other_window_lengths_is_refused(tmp_path) -> None:
-    from statestream.jobs.stats_job import check_checkpoint_windows
+    from statestream.queries.stats.job import check_checkpoint_windows
 
     check_checkpoint_windows(tmp_path / "checkpoint", StatsSpec())
     check_checkpoint_windows(tmp_path / "checkpoint", StatsSpec(duty_limit=0.5))  # same windows

@@ -27,9 +27,9 @@ from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, 
 from statestream.config import Settings
 from statestream.ingest.base import EventRejected, RawEvent
 from statestream.ingest.machine_data import MachineRowProcessor
-from statestream.jobs.join_job import spec_templates
-from statestream.jobs.stats_job import stats_spec
 from statestream.offline_join import join_lines
+from statestream.queries.join.job import spec_templates
+from statestream.queries.stats.job import stats_spec
 from statestream.sinks.influx import influx_rows
 from statestream.stats import component_pattern
 from statestream.stats.reference import latest_results, power_frame, reference_statistics

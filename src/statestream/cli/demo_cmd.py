@@ -113,15 +113,17 @@ def _stop_on(*signals: signal.Signals) -> None:
 def _progress_line(settings: Settings, pid: int | None) -> str:
     """What the demo's queries have done so far, from their status reports."""
     from statestream.jobs.status import read_statuses, status_folder
+    from statestream.queries import REGISTRY
 
+    shown = {query.name: query.demo_figures for query in REGISTRY}
     parts = []
     for status in read_statuses(status_folder(settings)):
         if status.pid != pid:
             continue
         figures = [f"{status.totals.get('input_rows', 0):,.0f} in"]
-        for name in ("pairs_out", "windows_out", "cell_results", "alerts", "late", "malformed"):
-            if status.totals.get(name):
-                figures.append(f"{status.totals[name]:,.0f} {name.replace('_out', '')}")
+        for figure in shown.get(status.name, ()):
+            if status.totals.get(figure.name):
+                figures.append(f"{status.totals[figure.name]:,.0f} {figure.label}")
         parts.append(f"{status.name}: {', '.join(figures)}")
     return "; ".join(parts) or "no query has reported yet"
 

@@ -9,16 +9,13 @@ import typer
 
 from statestream.cli._common import console, settings_from
 from statestream.cli._queries import Watched, watch
-from statestream.cli.run_cmd import StartingOffsets, run_app, watched_join
+from statestream.cli.run_cmd import StartingOffsets, run_app
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from pyspark.sql import SparkSession
 
     from statestream.config import Settings
-
-    Starter = Callable[[SparkSession, Settings, str, bool], Watched | list[Watched]]
+    from statestream.queries import QueryDef
 
 
 def pipeline(
@@ -58,62 +55,34 @@ def pipeline(
     started once the one before has run its first batch; Ctrl-C stops them all cleanly.
     """
     from statestream.jobs.session import spark_session
+    from statestream.queries import pipeline_queries
 
     settings = settings_from(ctx)
+    left_out = ({"stats"} if not stats else set()) | ({"sink_influx"} if not sink else set())
+    queries = [q for q in pipeline_queries(vehicles=vehicles) if q.name not in left_out]
     spark = spark_session(settings, app_name="statestream-pipeline")
-    starters: list[Starter] = [_join]
-    starters += [_stats] if stats else []
-    starters += [_sink] if sink else []
-    starters += [_vehicles] if vehicles else []
     try:
         if available_now:
-            for start in starters:  # each query reads what the one before it wrote
-                watch(_listed(start(spark, settings, starting.value, True)))
+            for query in queries:  # each query reads what the one before it wrote
+                watch([_started(spark, settings, query, starting.value, True)])
         else:
-            queries: list[Watched] = []
-            for start in starters:  # one after the other's first batch (see below)
-                _after_first_batches(queries)
-                queries += _listed(start(spark, settings, starting.value, False))
-            names = ", ".join(w.query.name for w in queries)
+            started: list[Watched] = []
+            for query in queries:  # one after the other's first batch (see below)
+                _after_first_batches(started)
+                started.append(_started(spark, settings, query, starting.value, False))
+            names = ", ".join(w.query.name for w in started)
             console.print(f"queries {names} started; Ctrl-C stops them")
-            watch(queries)
+            watch(started)
     finally:
         spark.stop()
 
 
-def _join(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
-    from statestream.jobs.join_job import JoinJobOptions
-
-    options = JoinJobOptions(available_now=available_now, starting_offsets=starting)
-    return watched_join(spark, settings, options)
-
-
-def _stats(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
-    from statestream.cli.stats_cmd import watched_stats
-    from statestream.jobs.stats_job import StatsJobOptions
-
-    options = StatsJobOptions(available_now=available_now, starting_offsets=starting)
-    return watched_stats(spark, settings, options)
-
-
-def _sink(spark: SparkSession, settings: Settings, starting: str, available_now: bool) -> Watched:
-    from statestream.cli.sink_cmd import SinkTotals
-    from statestream.jobs.influx_sink_job import InfluxSinkOptions, start_influx_sink_query
-
-    options = InfluxSinkOptions(available_now=available_now, starting_offsets=starting)
-    query = start_influx_sink_query(spark, settings, options)
-    return Watched(query, SinkTotals().line)
-
-
-def _vehicles(
-    spark: SparkSession, settings: Settings, starting: str, available_now: bool
-) -> list[Watched]:
-    from statestream.jobs.geo_job import GeoJobOptions
-    from statestream.jobs.geo_queries import start_vehicle_queries
-
-    options = GeoJobOptions(available_now=available_now, starting_offsets=starting)
-    started = start_vehicle_queries(spark, settings, options)
-    return [Watched(query, line) for query, line in started]
+def _started(
+    spark: SparkSession, settings: Settings, query: QueryDef, starting: str, available_now: bool
+) -> Watched:
+    """`query` started on `spark` with its own checkpoint, as `run <query>` starts it."""
+    options = query.options_type()(available_now=available_now, starting_offsets=starting)
+    return Watched(query.starter()(spark, settings, options), query.line_printer())
 
 
 def _after_first_batches(started: list[Watched], timeout_s: float = 300.0) -> None:
@@ -128,10 +97,6 @@ def _after_first_batches(started: list[Watched], timeout_s: float = 300.0) -> No
         w.query.isActive and w.query.lastProgress is None for w in started
     ):
         time.sleep(0.5)
-
-
-def _listed(started: Watched | list[Watched]) -> list[Watched]:
-    return started if isinstance(started, list) else [started]
 
 
 def register(app: typer.Typer) -> None:

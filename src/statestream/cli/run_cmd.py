@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from statestream.config import Settings
     from statestream.exactly_once.sink import QueryOptions
-    from statestream.jobs.join_job import JoinJobOptions
+    from statestream.queries.join.job import JoinJobOptions
 
 Options = TypeVar("Options", bound="QueryOptions")
 
@@ -130,7 +130,7 @@ def join(
     to the late topic and malformed ones to the dead-letter topic, each batch in one Kafka
     transaction. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
     """
-    from statestream.jobs.join_job import JoinJobOptions
+    from statestream.queries.join.job import JoinJobOptions
 
     settings = settings_from(ctx)
     options = job_options(
@@ -148,26 +148,11 @@ def join(
 
 def watched_join(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> Watched:
     """The join query started on `spark`, with the line printed for each of its batches."""
-    from statestream.jobs.join_job import batch_metrics, start_join_query
+    from statestream.queries.join import QUERY
+    from statestream.queries.join.job import start_join_query
 
     query = start_join_query(spark, settings, options)
-    return Watched(query, lambda progress: join_metrics_line(batch_metrics(progress)))
-
-
-def join_metrics_line(m: dict) -> str:
-    """The line printed for one batch of the join query (see `batch_metrics`)."""
-    from statestream.jobs.status import batch_line
-
-    return batch_line(
-        m,
-        f"{m['pairs_out']:,} pairs, late {m['late']:,}, duplicates {m['duplicates']:,}, "
-        f"malformed {m['malformed']:,}, "
-        f"state {m['state_records']:,} records ({_kilobytes(m['state_bytes'])})",
-    )
-
-
-def _kilobytes(size: int | None) -> str:
-    return "–" if size is None else f"{size / 1000:,.0f} kB"
+    return Watched(query, QUERY.batch_line)
 
 
 @run_app.command("geo")
@@ -195,8 +180,8 @@ def geo(
     DIR-bunching beside --checkpoint DIR). Without --available-now it runs until stopped;
     Ctrl-C stops it cleanly.
     """
-    from statestream.jobs.geo_job import GeoJobOptions
-    from statestream.jobs.geo_queries import start_vehicle_queries
+    from statestream.queries.geo.job import GeoJobOptions
+    from statestream.queries.geo.vehicle_app import start_vehicle_queries
 
     settings = settings_from(ctx)
     options = job_options(

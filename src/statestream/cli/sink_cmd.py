@@ -49,13 +49,14 @@ def sink_influx(
     --available-now it runs until stopped; Ctrl-C stops it cleanly (a batch that waits for InfluxDB
     is written again on the next start).
     """
-    from statestream.jobs.influx_sink_job import (
+    from statestream.jobs.session import spark_session
+    from statestream.queries.sink_influx.job import (
         InfluxSinkOptions,
+        SinkTotals,
         check_sink_topics,
         sink_streams,
         start_influx_sink_query,
     )
-    from statestream.jobs.session import spark_session
 
     settings = settings_from(ctx)
     check_sink_topics(settings)  # before Spark starts: a missing topic is a one-line error
@@ -78,29 +79,6 @@ def sink_influx(
     finally:
         spark.stop()
     console.print(totals.summary(), highlight=False)
-
-
-class SinkTotals:
-    """Each batch's line, and the figures added up for the summary."""
-
-    def __init__(self) -> None:
-        self.batches = self.records = self.points = self.bad = 0
-
-    def line(self, progress: dict) -> str:
-        from statestream.jobs.influx_sink_job import SinkBatchReport
-
-        report = SinkBatchReport.of(progress)
-        self.batches += 1
-        self.records += report.records
-        self.points += report.points
-        self.bad += report.bad_records + report.refused_points
-        return report.line()
-
-    def summary(self) -> str:
-        return (
-            f"query sink_influx stopped: {self.batches:,} batches, {self.records:,} records, "
-            f"{self.points:,} points written, {self.bad:,} dead-lettered"
-        )
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from statestream.config import Settings
-    from statestream.jobs.stats_job import StatsJobOptions
+    from statestream.queries.stats.job import StatsJobOptions
 
 
 def stats(
@@ -45,7 +45,7 @@ def stats(
     when late data within the allowed lateness refines it; later records go to the late topic.
     Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
     """
-    from statestream.jobs.stats_job import (
+    from statestream.queries.stats.job import (
         QUERY_NAME,
         StatsJobOptions,
         check_checkpoint_windows,
@@ -72,22 +72,11 @@ def stats(
 
 def watched_stats(spark: SparkSession, settings: Settings, options: StatsJobOptions) -> Watched:
     """The statistics query started on `spark`, with the line printed for each of its batches."""
-    from statestream.jobs.stats_job import batch_metrics, start_stats_query
+    from statestream.queries.stats import QUERY
+    from statestream.queries.stats.job import start_stats_query
 
     query = start_stats_query(spark, settings, options)
-    return Watched(query, lambda progress: stats_metrics_line(batch_metrics(progress)))
-
-
-def stats_metrics_line(m: dict) -> str:
-    """The line printed for one batch of the statistics query (see `batch_metrics`)."""
-    from statestream.jobs.status import batch_line
-
-    return batch_line(
-        m,
-        f"{m['windows_out']:,} windows, {m['alerts']:,} alerts, late {m['late']:,}, "
-        f"malformed {m['malformed']:,}, other quantities {m['other_quantities']:,}, "
-        f"state {m['state_windows']:,} windows",
-    )
+    return Watched(query, QUERY.batch_line)
 
 
 def register(app: typer.Typer) -> None:

@@ -57,6 +57,7 @@ def status(
     for column in COLUMNS:
         table.add_column(column, overflow="fold")
     now = time.time()
+    labels = _figure_labels()
     for s in statuses:
         table.add_row(
             s.name,
@@ -65,7 +66,7 @@ def status(
             "–" if s.batch is None else str(s.batch),
             f"{s.input_rows:,}",
             _rate(s.processed_rows_per_s),
-            ", ".join(f"{k} {v:,.0f}" for k, v in s.totals.items()),
+            ", ".join(f"{labels.get((s.name, k), k)} {v:,.0f}" for k, v in s.totals.items()),
             _state(s.state_rows, s.state_bytes),
             "–" if s.duration_s is None else f"{s.duration_s:.2f} s",
             _lag(s.metrics.get("max_event_time_ms"), s.updated),
@@ -86,6 +87,13 @@ def _state(rows: int | None, size: int | None) -> str:
 
 def _lag(max_event_time_ms: float | None, updated: float) -> str:
     return "–" if not max_event_time_ms else f"{updated - max_event_time_ms / 1000:,.1f} s"
+
+
+def _figure_labels() -> dict[tuple[str, str], str]:
+    """(query, figure) → the figure's label, as the queries declare them."""
+    from statestream.queries import REGISTRY
+
+    return {(q.name, f.name): f.label for q in REGISTRY for f in q.figures}
 
 
 def register(app: typer.Typer) -> None:

@@ -3,8 +3,8 @@
 One value per thing holds its engine states (one per join spec, by result name), packed: each
 state store call is a request to the JVM, so one per thing and not one per join (a call's reads
 and writes are each sent in windows, `spark.patches.map_state_calls`). The pipeline's processor
-(`jobs.join_processor`) and the streaming `complement_join` (`statestream.spark.stream_join`) both
-keep their state this way.
+(`queries.join.processor`) and the streaming `complement_join`
+(`statestream.spark.stream_join`) both keep their state this way.
 """
 
 from __future__ import annotations

@@ -12,19 +12,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
-from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
-from statestream.jobs.join_processor import ComplementJoinProcessor, OutputTopics
-from statestream.jobs.join_rows import OUTPUT_SCHEMA
+from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.jobs.records import kafka_machine_records
-from statestream.jobs.status import batch_figures
 from statestream.join import SpecTemplate
+from statestream.queries.join import QUERY
+from statestream.queries.join.processor import ComplementJoinProcessor, OutputTopics
+from statestream.queries.join.rows import OUTPUT_SCHEMA
+from statestream.queries.stateful import observed, processed
 
-QUERY_NAME = "join"
-METRICS_NAME = "join_metrics"
+QUERY_NAME = QUERY.name
+METRICS_NAME = QUERY.metrics_name
 
 
 @dataclass(frozen=True)
@@ -79,27 +79,10 @@ def joined(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> 
             envelope=settings.ingest.envelope,
         ),
     )
-    output = (
-        bucketed_records(spark, settings, options)
-        .groupBy("bucket")
-        .transformWithStateInPandas(
-            statefulProcessor=processor,
-            outputStructType=OUTPUT_SCHEMA,
-            outputMode="Append",
-            timeMode="None",
-        )
+    output = processed(
+        bucketed_records(spark, settings, options), processor, OUTPUT_SCHEMA, mode="Append"
     )
-    kind = F.col("kind")
-    return output.observe(
-        METRICS_NAME,
-        summed("records").alias("records_in"),
-        packed_count(kind == "pair").alias("pairs_out"),
-        packed_count(kind == "late").alias("late"),
-        summed("duplicates").alias("duplicates"),
-        packed_count(kind == "malformed").alias("malformed"),
-        summed("state_records").alias("state_records"),
-        F.max("max_event_time").alias("max_event_time_ms"),
-    )
+    return observed(output, QUERY)
 
 
 def start_join_query(
@@ -111,14 +94,3 @@ def start_join_query(
     )
     frame = joined(spark, settings, options)
     return start_query(frame, settings, run)
-
-
-def batch_metrics(progress: dict) -> dict[str, float | int | None]:
-    """The figures of one batch of the join query, from its progress report.
-
-    Records in, pairs out, late, duplicates, malformed, state rows and bytes, batch duration and
-    event-time lag (batch time minus the latest pair's event time).
-    """
-    return batch_figures(
-        progress, METRICS_NAME, ("pairs_out", "late", "duplicates", "malformed", "state_records")
-    )

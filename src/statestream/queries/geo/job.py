@@ -1,7 +1,7 @@
 """`statestream run geo`: vehicle positions → H3 cells in tumbling event-time windows, on Spark.
 
 input.vehicle.positions (Kafka, read_committed) → decode and place in cells, bucketed by cell,
-Spark's watermark (`jobs.geo_input`) → `CellWindowsProcessor` (transformWithStateInPandas, the
+Spark's watermark (`queries.geo.input`) → `CellWindowsProcessor` (transformWithStateInPandas, the
 windows in RocksDB, event-time timers) → cell results, late positions and dead letters, written
 by the tasks, each partition of a micro-batch in one Kafka transaction of its own
 (`exactly_once.sink`), exactly once. Why a retried batch writes the same: README, "Geo cells".
@@ -19,15 +19,16 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
+from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.geo import GeoSpec
-from statestream.jobs.geo_input import kafka_positions
-from statestream.jobs.geo_processor import CellWindowsProcessor, GeoTopics
-from statestream.jobs.geo_rows import OUTPUT_SCHEMA
-from statestream.jobs.status import batch_figures
+from statestream.queries.geo import QUERY
+from statestream.queries.geo.input import kafka_positions
+from statestream.queries.geo.processor import CellWindowsProcessor, GeoTopics
+from statestream.queries.geo.rows import OUTPUT_SCHEMA
+from statestream.queries.stateful import observed, processed
 
-QUERY_NAME = "geo"
-METRICS_NAME = "geo_metrics"
+QUERY_NAME = QUERY.name
+METRICS_NAME = QUERY.metrics_name
 SPEC_FILE = "statestream-geo.json"
 COUNTERS = ("positions", "no_fix", "cell_results", "late", "malformed", "state_windows")
 
@@ -69,25 +70,8 @@ def cell_windows(spark: SparkSession, settings: Settings, options: GeoJobOptions
             options.max_offsets_per_trigger or settings.geo.max_offsets_per_trigger
         ),
     )
-    output = positions.groupBy("bucket").transformWithStateInPandas(
-        statefulProcessor=processor,
-        outputStructType=OUTPUT_SCHEMA,
-        outputMode="Update",
-        timeMode="EventTime",
-    )
-    kind = F.col("kind")
-    return output.observe(
-        METRICS_NAME,
-        summed("records").alias("records_in"),
-        summed("positions").alias("positions"),
-        summed("no_fix").alias("no_fix"),
-        packed_count(kind == "cells").alias("cell_results"),
-        summed("late").alias("late"),
-        summed("malformed").alias("malformed"),
-        summed("open_windows").alias("state_windows"),
-        F.max("max_event_time").alias("max_event_time_ms"),
-        F.max("watermark").alias("watermark_ms"),
-    )
+    output = processed(positions, processor, OUTPUT_SCHEMA, time_mode="EventTime")
+    return observed(output, QUERY, F.max("watermark").alias("watermark_ms"))
 
 
 def start_geo_query(
@@ -117,8 +101,3 @@ def check_checkpoint_spec(checkpoint: Path, spec: GeoSpec) -> None:
             f"checkpoint {checkpoint} holds cells and windows of other settings ({stored}) than "
             f"the settings ({wanted}); use a new --checkpoint"
         )
-
-
-def batch_metrics(progress: dict) -> dict[str, float | int | None]:
-    """The figures of one batch of the geo query, from its progress report."""
-    return batch_figures(progress, METRICS_NAME, COUNTERS)

@@ -2,7 +2,7 @@
 
 Spark groups the input by a *bucket* of things, so one call handles many things; the window
 state of each power series (thing, component) is kept as bytes in a MapState. What a call does
-is `jobs.stats_rows`.
+is `queries.stats.rows`.
 
 This module imports little: on a query's first batch Spark's driver starts a Python process of
 its own that imports it only to run `init` (the state variables' schemas), and pandas and the
@@ -55,7 +55,7 @@ class PowerStatisticsProcessor(StatefulProcessor):
         self.windows = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        from statestream.jobs.stats_rows import stats_rows
+        from statestream.queries.stats.rows import stats_rows
 
         yield stats_rows(rows, self.windows, self.spec, self.component, self.topics)
 

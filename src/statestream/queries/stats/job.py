@@ -19,20 +19,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
-from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
+from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.jobs.records import kafka_machine_records
-from statestream.jobs.stats_processor import PowerStatisticsProcessor, StatsTopics
-from statestream.jobs.stats_rows import OUTPUT_SCHEMA
-from statestream.jobs.status import batch_figures
+from statestream.queries.stateful import observed, processed
+from statestream.queries.stats import QUERY
+from statestream.queries.stats.processor import PowerStatisticsProcessor, StatsTopics
+from statestream.queries.stats.rows import OUTPUT_SCHEMA
 from statestream.stats import StatsSpec
 
-QUERY_NAME = "stats"
-METRICS_NAME = "stats_metrics"
+QUERY_NAME = QUERY.name
+METRICS_NAME = QUERY.metrics_name
 WINDOWS_FILE = "statestream-windows.json"
 
 
@@ -84,24 +84,8 @@ def statistics(spark: SparkSession, settings: Settings, options: StatsJobOptions
             options.max_offsets_per_trigger or settings.stats.max_offsets_per_trigger
         ),
     )
-    output = records.groupBy("bucket").transformWithStateInPandas(
-        statefulProcessor=processor,
-        outputStructType=OUTPUT_SCHEMA,
-        outputMode="Update",
-        timeMode="None",
-    )
-    kind = F.col("kind")
-    return output.observe(
-        METRICS_NAME,
-        summed("records").alias("records_in"),
-        packed_count(kind == "stats").alias("windows_out"),
-        packed_count(kind == "alert").alias("alerts"),
-        summed("late").alias("late"),
-        summed("malformed").alias("malformed"),
-        summed("other").alias("other_quantities"),
-        summed("open_windows").alias("state_windows"),
-        F.max("max_event_time").alias("max_event_time_ms"),
-    )
+    output = processed(records, processor, OUTPUT_SCHEMA)
+    return observed(output, QUERY)
 
 
 def start_stats_query(
@@ -136,17 +120,3 @@ def check_checkpoint_windows(checkpoint: Path, spec: StatsSpec) -> None:
             f"checkpoint {checkpoint} holds windows of other lengths ({stored}) than the "
             f"settings ({lengths}); use a new --checkpoint"
         )
-
-
-def batch_metrics(progress: dict) -> dict[str, float | int | None]:
-    """The figures of one batch of the statistics query, from its progress report.
-
-    Records in, window results and alerts out, late, malformed and other-quantity records, open
-    windows held by the series it touched, batch duration and event-time lag (batch time minus
-    the latest accepted event time).
-    """
-    return batch_figures(
-        progress,
-        METRICS_NAME,
-        ("windows_out", "alerts", "late", "malformed", "other_quantities", "state_windows"),
-    )

@@ -8,7 +8,7 @@ partition of a micro-batch in one Kafka transaction of its own (`exactly_once.si
 once. What counts as bunched, when an episode ends and why the alerts do not depend on the
 micro-batches: `statestream.geo.bunching`.
 
-`statestream run geo` starts it beside the cells query (`jobs.geo_queries`), checkpoint
+`statestream run geo` starts it beside the cells query (`queries.geo.vehicle_app`), checkpoint
 `bunching` in the checkpoint root (`DIR-bunching` beside a geo checkpoint `DIR` given).
 """
 
@@ -23,21 +23,22 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
-from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
+from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.geo.bunching import BunchingSpec
 from statestream.ingest.envelope import Envelope
-from statestream.jobs.bunching_processor import (
+from statestream.jobs.kafka_input import committed_stream
+from statestream.jobs.vehicle_decoding import decode_vehicle_rows
+from statestream.queries.bunching import QUERY
+from statestream.queries.bunching.processor import (
     REJECTS_LINE,
     BunchingTopics,
     VehicleBunchingProcessor,
 )
-from statestream.jobs.bunching_rows import OUTPUT_SCHEMA
-from statestream.jobs.kafka_input import committed_stream
-from statestream.jobs.status import batch_figures, batch_line
-from statestream.jobs.vehicle_decoding import decode_vehicle_rows
+from statestream.queries.bunching.rows import OUTPUT_SCHEMA
+from statestream.queries.stateful import observed, processed
 
-QUERY_NAME = "bunching"
-METRICS_NAME = "bunching_metrics"
+QUERY_NAME = QUERY.name
+METRICS_NAME = QUERY.metrics_name
 DECODED_SCHEMA = (
     "line string, vehicle string, mode string, route string, direction int, t double, "
     "lat double, long double, partition int, offset long, reason string, raw binary"
@@ -86,23 +87,8 @@ def vehicle_alerts(
         ),
     ).select(F.col("key").cast("string").alias("key"), "value", "partition", "offset")
     positions = rows.mapInPandas(_decoder(settings.ingest.envelope), DECODED_SCHEMA)
-    output = positions.groupBy("line").transformWithStateInPandas(
-        statefulProcessor=processor,
-        outputStructType=OUTPUT_SCHEMA,
-        outputMode="Update",
-        timeMode="None",
-    )
-    return output.observe(
-        METRICS_NAME,
-        summed("records").alias("records_in"),
-        packed_count(F.col("kind") == "alert").alias("alerts"),
-        summed("no_fix").alias("no_fix"),
-        summed("stale").alias("stale"),
-        summed("malformed").alias("malformed"),
-        summed("vehicles").alias("state_vehicles"),
-        summed("episodes").alias("state_episodes"),
-        F.max("max_event_time").alias("max_event_time_ms"),
-    )
+    output = processed(positions, processor, OUTPUT_SCHEMA, key="line")
+    return observed(output, QUERY)
 
 
 def start_bunching_query(
@@ -111,26 +97,6 @@ def start_bunching_query(
     """Start the bunching query; its tasks write each micro-batch to Kafka, exactly once."""
     run = options.query_run(settings, settings.geo.trigger_interval_s)
     return start_query(vehicle_alerts(spark, settings, options), settings, run)
-
-
-def batch_metrics(progress: dict) -> dict[str, float | int | None]:
-    """The figures of one batch of the bunching query, from its progress report.
-
-    Records in, alerts out, positions without a fix, stale and malformed ones, vehicles and
-    open episodes held by the lines it touched, batch duration and event-time lag.
-    """
-    counters = ("alerts", "no_fix", "stale", "malformed", "state_vehicles", "state_episodes")
-    return batch_figures(progress, METRICS_NAME, counters)
-
-
-def bunching_metrics_line(m: dict) -> str:
-    """The line printed for one batch of the bunching query (see `batch_metrics`)."""
-    return batch_line(
-        m,
-        f"{m['alerts']:,} bunching alerts, no fix {m['no_fix']:,}, stale {m['stale']:,}, "
-        f"malformed {m['malformed']:,}, "
-        f"state {m['state_vehicles']:,} vehicles, {m['state_episodes']:,} episodes",
-    )
 
 
 def _decoder(envelope: Envelope):

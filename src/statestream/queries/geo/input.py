@@ -1,7 +1,7 @@
 """`input.vehicle.positions` as a stream of decoded positions, bucketed by cell, watermarked.
 
 Kafka rows (read_committed) → a `mapInPandas` that decodes the values and places each position
-in its H3 cell (`jobs.geo_decoding`) → a bucket per row: a hash of the cell modulo `buckets`
+in its H3 cell (`queries.geo.decoding`) → a bucket per row: a hash of the cell modulo `buckets`
 (of the Kafka offset for a refused value or a position without a fix, which only need counting
 or dead-lettering), labelled as `statestream.spark.patches.bucket_labels` spreads them.
 
@@ -26,8 +26,8 @@ from pyspark.sql import functions as F
 
 from statestream.config import Settings
 from statestream.ingest.envelope import Envelope
-from statestream.jobs.geo_decoding import decode_positions
 from statestream.jobs.kafka_input import committed_stream
+from statestream.queries.geo.decoding import decode_positions
 from statestream.spark.patches.bucket_labels import bucket_labels
 
 WATERMARK_SHIFT_MS = 36_500 * 86_400_000  # 100 years

@@ -2,7 +2,7 @@
 
 `VEHICLE_QUERIES` lists them: each entry starts one query on a SparkSession and returns it with
 the function that turns one batch's progress into its printed line: the geo cells and the
-bunching alerts (`jobs.bunching_job`). Every query keeps its own name and checkpoint folder.
+bunching alerts (`queries.bunching.job`). Every query keeps its own name and checkpoint folder.
 """
 
 from __future__ import annotations
@@ -13,14 +13,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
-from statestream.jobs.bunching_job import (
-    BunchingJobOptions,
-    bunching_metrics_line,
-    start_bunching_query,
-)
-from statestream.jobs.bunching_job import batch_metrics as bunching_batch_metrics
-from statestream.jobs.geo_job import GeoJobOptions, batch_metrics, start_geo_query
-from statestream.jobs.status import batch_line
+from statestream.queries.bunching import QUERY as BUNCHING
+from statestream.queries.bunching.job import BunchingJobOptions, start_bunching_query
+from statestream.queries.geo import QUERY as GEO
+from statestream.queries.geo.job import GeoJobOptions, start_geo_query
 
 ProgressLine = Callable[[dict], str]
 QueryStarter = Callable[
@@ -28,21 +24,11 @@ QueryStarter = Callable[
 ]
 
 
-def geo_metrics_line(m: dict) -> str:
-    """The printed line of one batch of the geo query."""
-    return batch_line(
-        m,
-        f"{m['positions']:,} placed, {m['no_fix']:,} without fix, "
-        f"{m['cell_results']:,} cell results, late {m['late']:,}, "
-        f"malformed {m['malformed']:,}, {m['state_windows']:,} open windows",
-    )
-
-
 def _geo(
     spark: SparkSession, settings: Settings, options: GeoJobOptions
 ) -> tuple[StreamingQuery, ProgressLine]:
     query = start_geo_query(spark, settings, options)
-    return query, lambda progress: geo_metrics_line(batch_metrics(progress))
+    return query, GEO.batch_line
 
 
 def _bunching(
@@ -57,7 +43,7 @@ def _bunching(
         checkpoint=geo_checkpoint and geo_checkpoint.with_name(f"{geo_checkpoint.name}-bunching"),
     )
     query = start_bunching_query(spark, settings, bunching)
-    return query, lambda progress: bunching_metrics_line(bunching_batch_metrics(progress))
+    return query, BUNCHING.batch_line
 
 
 VEHICLE_QUERIES: list[QueryStarter] = [_geo, _bunching]

@@ -5,7 +5,7 @@ query watermark of the micro-batch (`timerValues`). Each window of the bucket is
 the processor's MapState (window start → its cells' aggregates as bytes), and an event-time
 timer at each window's end (and at its end + allowed lateness) calls the bucket again. A call's
 records go out packed, one row per kind (`cells`, `late`, `malformed`) and topic, then a
-`figures` row with its counts (`exactly_once.packed_rows`). `jobs.geo_processor` imports this
+`figures` row with its counts (`exactly_once.packed_rows`). `queries.geo.processor` imports this
 module on its first call.
 """
 
@@ -21,9 +21,10 @@ from statestream.bad_input import late_record, to_json
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo import CellWindows, GeoSpec, GeoStep, Positions, WindowCells, cell_records
 from statestream.geo.cells import NO_CELL, cell_names
-from statestream.jobs.geo_decoding import vehicle_key
-from statestream.jobs.geo_processor import CellWindowsProcessor, GeoTopics
 from statestream.jobs.kafka_rows import kafka_ordered
+from statestream.queries.geo import QUERY
+from statestream.queries.geo.decoding import vehicle_key
+from statestream.queries.geo.processor import CellWindowsProcessor, GeoTopics
 
 FIGURE_COLUMNS = (
     "records long, positions long, no_fix long, late long, malformed long, cell_results long, "
@@ -126,7 +127,9 @@ class _Output:
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no vehicle positions, as dead letters (stage `geo`)."""
         self.malformed_count += len(rejects)
-        self.rows.add_dead_letters("geo", self.topics.dead_letter, self.topics.source, rejects)
+        self.rows.add_dead_letters(
+            QUERY.dead_letter_stage, self.topics.dead_letter, self.topics.source, rejects
+        )
 
     def step(self, step: GeoStep, frame: pd.DataFrame) -> None:
         keys, values = cell_records(step.results, self.spec.resolution)

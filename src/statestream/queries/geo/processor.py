@@ -1,6 +1,6 @@
 """The stateful processor of the geo cells: positions of a bucket of cells → window results.
 
-Spark groups the decoded positions (`jobs.geo_input`) by a *bucket* of cells, so one call
+Spark groups the decoded positions (`queries.geo.input`) by a *bucket* of cells, so one call
 handles many cells, vectorized (`statestream.geo.CellWindows`); each window of the bucket is one
 entry of a MapState (window start → its cells' aggregates as bytes). Rows arrive unordered and
 are put back in Kafka offset order first. The watermark is Spark's query watermark of the
@@ -8,7 +8,7 @@ micro-batch (`timerValues`), the same in every attempt of the batch; an event-ti
 window's end (and at its end + allowed lateness) calls the bucket again when the watermark passes
 it, so a window that gets no more positions is still made final and then dropped.
 
-What a call does is `jobs.geo_rows`. This module imports little: on a query's first batch
+What a call does is `queries.geo.rows`. This module imports little: on a query's first batch
 Spark's driver starts a Python process of its own that imports it only to run `init` (the state
 variables' schemas), and pandas would add ~0.3–0.5 s to that start.
 """
@@ -56,12 +56,12 @@ class CellWindowsProcessor(StatefulProcessor):
         self.windows = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        from statestream.jobs.geo_rows import cell_rows
+        from statestream.queries.geo.rows import cell_rows
 
         yield cell_rows(self, rows, timerValues.getCurrentWatermarkInMs())
 
     def handleExpiredTimer(self, key, timerValues, expiredTimerInfo) -> Iterator[pd.DataFrame]:
-        from statestream.jobs.geo_rows import expired_rows
+        from statestream.queries.geo.rows import expired_rows
 
         yield expired_rows(self, timerValues.getCurrentWatermarkInMs())
 

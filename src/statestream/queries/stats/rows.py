@@ -4,7 +4,8 @@ Rows arrive unordered: they are put back in Kafka offset order (a series is one 
 partition) and each series' records are judged one by one against its own watermark
 (`SeriesWindows`). A call's records go out packed, one row per kind (`stats` window results,
 `alert`, `late`, `malformed`) and topic, then a `figures` row with the counts that the query
-reports (`exactly_once.packed_rows`). `jobs.stats_processor` imports this module on its first call.
+reports (`exactly_once.packed_rows`). `queries.stats.processor` imports this module on its
+first call.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import pandas as pd
 
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows
-from statestream.jobs.stats_processor import StatsTopics
+from statestream.queries.stats import QUERY
+from statestream.queries.stats.processor import StatsTopics
 from statestream.stats import (
     SeriesStep,
     SeriesWindows,
@@ -83,7 +85,9 @@ class _Output:
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no power records (`record_decoding.decode_rows`' rejects)."""
         self.malformed_count += len(rejects)
-        self.rows.add_dead_letters("stats", self.topics.dead_letter, self.topics.source, rejects)
+        self.rows.add_dead_letters(
+            QUERY.dead_letter_stage, self.topics.dead_letter, self.topics.source, rejects
+        )
 
     def series(self, thing: str, component: str, rows: pd.DataFrame, step: SeriesStep) -> None:
         accepted = rows["t"].to_numpy()[~step.late]

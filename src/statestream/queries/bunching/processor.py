@@ -7,7 +7,7 @@ ValueState. Rows arrive unordered: they are put back in Kafka offset order, so e
 positions (one key, one partition) are taken in the order they arrived, the same in every
 attempt of a batch.
 
-What a call does is `jobs.bunching_rows`. This module imports little: on a query's first batch
+What a call does is `queries.bunching.rows`. This module imports little: on a query's first batch
 Spark's driver starts a Python process of its own that imports it only to run `init` (the state
 variables' schemas), and pandas would add ~0.3–0.5 s to that start.
 """
@@ -50,7 +50,7 @@ class VehicleBunchingProcessor(StatefulProcessor):
         self.line = handle.getValueState(*VALUE_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        from statestream.jobs.bunching_rows import line_rows
+        from statestream.queries.bunching.rows import line_rows
 
         yield line_rows(key[0], rows, self.line, self.spec, self.topics)
 

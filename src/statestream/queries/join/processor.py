@@ -4,7 +4,7 @@ Spark groups the Kafka rows by a *bucket* of things (a hash of the key's thing m
 so one call joins many things at once; the engine states of a thing (one per join) are kept as
 one bytes value in a MapState keyed by thing: each state store call is a request to the JVM,
 so one per thing and not one per join (sent in windows, `spark.patches.map_state_calls`). What
-a call does is `jobs.join_rows`.
+a call does is `queries.join.rows`.
 
 This module imports little: on a query's first batch Spark's driver starts a Python process of
 its own that imports it only to run `init` (the state variables' schemas), and pandas, pyarrow
@@ -47,7 +47,7 @@ class ComplementJoinProcessor(StatefulProcessor):
         self.things = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        from statestream.jobs.join_rows import join_rows
+        from statestream.queries.join.rows import join_rows
 
         yield join_rows(rows, self.things, self.templates, self.topics)
 

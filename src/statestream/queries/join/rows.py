@@ -3,7 +3,7 @@
 The rows of a call (a bucket of things) arrive unordered: `jobs.record_decoding` decodes them
 and puts them back in Kafka offset order. A call's records go out packed, one row per kind
 (`pair`, `late`, `malformed`) and topic, then a `figures` row with the counts that the query
-reports as metrics (`exactly_once.packed_rows`). `jobs.join_processor` imports this module on its
+reports as metrics (`exactly_once.packed_rows`). `queries.join.processor` imports this module on its
 first call.
 """
 
@@ -16,7 +16,6 @@ import pandas as pd
 
 from statestream.bad_input import dead_letter, late_record, to_json
 from statestream.exactly_once.packed_rows import OutputRows, output_schema, value_runs
-from statestream.jobs.join_processor import OutputTopics
 from statestream.jobs.record_decoding import KafkaRecords, decode_rows
 from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import (
@@ -30,6 +29,8 @@ from statestream.join import (
     SpecTemplate,
 )
 from statestream.pair_json import pair_json_block
+from statestream.queries.join import QUERY
+from statestream.queries.join.processor import OutputTopics
 
 FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
 OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
@@ -76,7 +77,9 @@ class _Output:
 
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no records (`record_decoding.decode_rows`' rejects)."""
-        self.rows.add_dead_letters("join", self.topics.dead_letter, self.topics.source, rejects)
+        self.rows.add_dead_letters(
+            QUERY.dead_letter_stage, self.topics.dead_letter, self.topics.source, rejects
+        )
 
     def _dead_letter(self, reason: str, raw: bytes | None, partition: int, offset: int) -> None:
         """A dead letter (`statestream.bad_input`); `ingested_at`: when the call reads the row."""

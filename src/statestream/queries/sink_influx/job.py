@@ -41,11 +41,12 @@ from statestream.errors import ServiceError
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.kafka_input import committed_stream
+from statestream.queries.sink_influx import QUERY
 from statestream.sinks.influx import Backoff, InfluxWriter
 from statestream.sinks.line_protocol import BadRecord, Point, PointBuilder
 
-QUERY_NAME = "sink_influx"
-METRICS_NAME = "sink_metrics"
+QUERY_NAME = QUERY.name
+METRICS_NAME = QUERY.metrics_name
 FIGURE_COLUMNS = (
     "records long, points long, bad_records long, refused_points long, retries long, "
     "waited_s double, convert_s double, write_s double"
@@ -98,6 +99,27 @@ class SinkBatchReport:
             f"batch {self.batch_id}: {self.records:,} records → {self.points:,} points, "
             f"dead-lettered {self.bad_records:,} bad records + {self.refused_points:,} refused "
             f"points, {self.seconds:.2f} s, {self.points_per_s:,.0f} points/s{waited}"
+        )
+
+
+class SinkTotals:
+    """Each batch's line, and the figures added up for the summary."""
+
+    def __init__(self) -> None:
+        self.batches = self.records = self.points = self.bad = 0
+
+    def line(self, progress: dict) -> str:
+        report = SinkBatchReport.of(progress)
+        self.batches += 1
+        self.records += report.records
+        self.points += report.points
+        self.bad += report.bad_records + report.refused_points
+        return report.line()
+
+    def summary(self) -> str:
+        return (
+            f"query sink_influx stopped: {self.batches:,} batches, {self.records:,} records, "
+            f"{self.points:,} points written, {self.bad:,} dead-lettered"
         )
 
 
@@ -212,7 +234,7 @@ def _dead_letter(frame: pd.DataFrame, row: int, reason: str) -> str:
     """The dead letter (`statestream.bad_input`) of the sink's input row `row`."""
     value = frame["value"].iat[row]
     record = dead_letter(
-        "sink_influx",
+        QUERY.dead_letter_stage,
         reason,
         None if pd.isna(value) else value,
         source_topic=frame["topic"].iat[row],

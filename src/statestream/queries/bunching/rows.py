@@ -4,7 +4,7 @@ Rows arrive unordered: they are put back in Kafka offset order, so each vehicle'
 (one key, one partition) are taken in the order they arrived, the same in every attempt of a
 batch. A call's records go out packed, one row per kind (`alert`, `malformed`) and topic, then a
 `figures` row with the counts that the query reports (`exactly_once.packed_rows`).
-`jobs.bunching_processor` imports this module on its first call.
+`queries.bunching.processor` imports this module on its first call.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import pandas as pd
 
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo.bunching import BunchingAlert, BunchingSpec, BunchingStep, LineBunching
-from statestream.jobs.bunching_processor import REJECTS_LINE, BunchingTopics
 from statestream.jobs.kafka_rows import kafka_ordered
+from statestream.queries.bunching import QUERY
+from statestream.queries.bunching.processor import REJECTS_LINE, BunchingTopics
 
 FIGURE_COLUMNS = (
     "records long, no_fix long, stale long, malformed long, vehicles long, episodes long, "
@@ -100,7 +101,9 @@ class _Output:
     def malformed(self, rejects: pd.DataFrame) -> None:
         """Values that are no usable positions, with their reasons (`vehicle_decoding`)."""
         self.malformed_count += len(rejects)
-        self.rows.add_dead_letters("bunching", self.topics.dead_letter, self.topics.source, rejects)
+        self.rows.add_dead_letters(
+            QUERY.dead_letter_stage, self.topics.dead_letter, self.topics.source, rejects
+        )
 
     def step(self, line: str, route: str, direction: int, step: BunchingStep) -> None:
         self.no_fix, self.stale = step.no_fix, step.stale

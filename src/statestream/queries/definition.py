@@ -1,0 +1,126 @@
+"""`QueryDef`: a streaming query declared once — its name, settings section, topics, dead-letter
+stage and the figures it observes for each batch — and read everywhere else: the `run`
+commands and `run pipeline`, the printed batch lines, `statestream status`, the demo's counts and
+the chaos run.
+
+A declaration names its Spark wiring by import path (`"statestream.queries.join.job:start"`), so
+reading it imports neither Spark nor the query's engine: Spark's Python workers import a query's
+package when they unpickle its processor, and stay light.
+
+    >>> pairs = Figure("pairs_out", "pairs", "count:pair", demo=True)
+    >>> query = QueryDef(
+    ...     name="join", command="join", use_case="machine", section="join",
+    ...     input_topics=("machine_data",), output_topics=("machine_out", "late", "dead_letter"),
+    ...     dead_letter_stage="join", metrics_name="join_metrics",
+    ...     figures=(pairs, Figure("late", "late", "count:late")),
+    ...     line="{pairs_out:,} pairs, late {late:,}", start="statestream.queries.join.job:start",
+    ... )
+    >>> query.counters
+    ('pairs_out', 'late')
+    >>> query.batch_text({"pairs_out": 1200, "late": 3})
+    '1,200 pairs, late 3'
+    >>> [figure.name for figure in query.demo_figures]
+    ['pairs_out']
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from statestream.bad_input import Stage
+from statestream.jobs.status import batch_figures, batch_line
+
+UseCase = Literal["machine", "vehicle"]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure a query observes for each batch.
+
+    `source` says how the tasks' output rows give it: `sum:COLUMN` (the rows' figure column
+    summed), `count:KIND` (the records of packed rows of that kind) or `max:COLUMN`. A figure
+    named `state_…` is a gauge (what the batch's state holds), every other a count that adds up
+    over batches. `demo`: shown in the demo's progress line, under `label`.
+    """
+
+    name: str
+    label: str
+    source: str
+    demo: bool = False
+
+    @property
+    def is_count(self) -> bool:
+        return not self.name.startswith("state_")
+
+
+@dataclass(frozen=True)
+class QueryDef:
+    """A streaming query of statestream, declared once (see the module documentation).
+
+    `input_topics` and `output_topics` name fields of `settings.topics`; `line` is the printed
+    batch line's middle part, a format string over the batch's figures (`batch_figures`, plus
+    `state_kb`); `start` and `options` are `module:name` paths of its Spark wiring: a function
+    `(spark, settings, options) -> StreamingQuery` and its `QueryOptions` class.
+    """
+
+    name: str  # the query's name: its checkpoint folder and its status files
+    command: str  # `statestream run <command>`
+    use_case: UseCase
+    section: str  # its settings section
+    input_topics: tuple[str, ...]
+    output_topics: tuple[str, ...]
+    dead_letter_stage: Stage  # the `stage` of the dead letters it writes
+    metrics_name: str  # the name its observed metrics go under in a progress report
+    figures: tuple[Figure, ...]
+    line: str
+    start: str
+    options: str = ""
+    printer: str = ""  # a class whose `.line(progress)` prints batches its own way
+
+    def line_printer(self) -> Callable[[dict], str]:
+        """What prints each batch of a run: `printer`'s `line`, else `batch_line`."""
+        return _load(self.printer)().line if self.printer else self.batch_line
+
+    @property
+    def counters(self) -> tuple[str, ...]:
+        """The names of its figures (records in aside), as a progress report holds them."""
+        return tuple(figure.name for figure in self.figures)
+
+    @property
+    def demo_figures(self) -> tuple[Figure, ...]:
+        return tuple(figure for figure in self.figures if figure.demo)
+
+    def batch_text(self, figures: Mapping[str, Any]) -> str:
+        """The query's own part of a batch line."""
+        return self.line.format(**figures)
+
+    def batch_metrics(self, progress: dict) -> dict[str, Any]:
+        """The figures of one batch, from its progress report (`jobs.status.batch_figures`)."""
+        return batch_figures(progress, self.metrics_name, self.counters)
+
+    def batch_line(self, progress: dict) -> str:
+        """The line a run command prints for one batch."""
+        figures = self.batch_metrics(progress)
+        size = figures["state_bytes"]
+        state_kb = "–" if size is None else f"{size / 1000:,.0f} kB"
+        return batch_line(figures, self.batch_text({**figures, "state_kb": state_kb}))
+
+    def starter(self) -> Callable[..., Any]:
+        """Its start function (imports its Spark wiring)."""
+        return _load(self.start)
+
+    def options_type(self) -> type:
+        """Its `QueryOptions` class (imports its Spark wiring)."""
+        return _load(self.options)
+
+    def topics(self, topics: object) -> dict[str, str]:
+        """Its input and output topics by role, from `settings.topics`."""
+        return {name: getattr(topics, name) for name in (*self.input_topics, *self.output_topics)}
+
+
+def _load(path: str) -> Any:
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
