@@ -25,6 +25,7 @@ import numpy as np
 
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
 from statestream.config import Settings
+from statestream.exactly_once.read import read_records
 from statestream.ingest.base import EventRejected, RawEvent
 from statestream.ingest.machine_data import MachineRowProcessor
 from statestream.offline_join import join_lines
@@ -33,7 +34,6 @@ from statestream.queries.stats.job import stats_spec
 from statestream.sinks.influx import influx_rows
 from statestream.stats import component_pattern
 from statestream.stats.reference import latest_results, power_frame, reference_statistics
-from statestream.testing import read_records
 
 RecordKey = tuple[str, str, float, float]  # thing, quantity, time (ms), result
 PairKey = tuple[str, str, float, float, float, float]  # thing, quantity, left and right t, v

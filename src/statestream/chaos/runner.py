@@ -49,9 +49,9 @@ from statestream.chaos.workspace import Workspace, new_workspace, refuse_externa
 from statestream.config import Settings, ensure_local_secrets, settings_environment
 from statestream.demo import wait_for_queries
 from statestream.errors import ServiceError
+from statestream.exactly_once.read import read_committed
 from statestream.queries import pipeline_queries
 from statestream.services.stack import start_services, stop_services
-from statestream.testing import read_committed
 
 PIPELINE_QUERIES = len(pipeline_queries(vehicles=False))  # what `run pipeline` starts
 FORWARD_TIMEOUT_S = 180.0  # for the connector to bring the last rows to Kafka
