@@ -10,23 +10,12 @@ versions, and a machine's state holds the records still waiting for the other se
 
 from __future__ import annotations
 
-import os
 import statistics
 import threading
 import time
 from pathlib import Path
 
-
-def folder_bytes(folder: Path) -> int:
-    """Bytes of the files under `folder` (0 if it does not exist); files vanishing are skipped."""
-    total = 0
-    for root, _, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.stat(os.path.join(root, name)).st_size
-            except FileNotFoundError:  # Spark deleted it meanwhile
-                continue
-    return total
+from statestream.chaos.soak import folder_bytes  # shared with the chaos run's samples
 
 
 class CheckpointSizes:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
+from statestream.chaos.recovery import Outage, recovery_times
 from statestream.config import Settings
 from statestream.exactly_once.read import read_records
 from statestream.ingest.base import EventRejected, RawEvent
@@ -66,6 +67,7 @@ class ChaosChecks:
     mosquitto_windows: tuple[WindowLoss, ...] = field(default=())  # one per Mosquitto kill
     latency_p50_s: float | None = None  # a pair on machine.out after its later record was sent
     latency_p99_s: float | None = None
+    recovery_s: dict[str, list[float | None]] = field(default_factory=dict)  # per component
 
     @property
     def passed(self) -> bool:
@@ -96,12 +98,17 @@ class Published:
     broker_kills: Sequence[BrokerKill] = ()
 
 
-def check_run(settings: Settings, published: Published) -> ChaosChecks:
-    """Compare what the published rows should have become with what is there."""
+def check_run(
+    settings: Settings, published: Published, outages: Sequence[Outage] = ()
+) -> ChaosChecks:
+    """Compare what the published rows should have become with what is there; with the run's
+    `outages`, how long each killed part took to recover."""
     rows = published.rows
     per_row = row_records(rows, settings.mqtt.topic)
     expected = set().union(*per_row)
-    data = [value for _, _, value in read_records(settings, settings.topics.machine_data)]
+    data_written: list[int] = []
+    data_records = read_records(settings, settings.topics.machine_data, timestamps=data_written)
+    data = [value for _, _, value in data_records]
     present = Counter(record_key(json.loads(value)) for value in data)
     missing = expected - present.keys()
     lost_records = [len(records & missing) if missing else 0 for records in per_row]
@@ -135,6 +142,7 @@ def check_run(settings: Settings, published: Published) -> ChaosChecks:
         ),
         latency_p50_s=latency[0],
         latency_p99_s=latency[1],
+        recovery_s=recovery_times(outages, {"machine_data": data_written, "machine_out": written}),
     )
 
 

@@ -106,6 +106,19 @@ class ServicePart:
         self.counts.kills += 1
         self.down = True
 
+    def save_store(self, timeout_s: float = 10.0) -> None:
+        """Make Mosquitto save its store now (SIGUSR1) and wait until it has: the connector's
+        session and subscription are then in it, and a restarted Mosquitto keeps them."""
+        for service in self.processes().values():
+            pid = service.running_pid()
+            if not isinstance(service, MosquittoBroker) or pid is None:
+                continue
+            before = _modified_at(service.store_file)
+            os.kill(pid, signal.SIGUSR1)
+            deadline = time.monotonic() + timeout_s
+            while _modified_at(service.store_file) == before and time.monotonic() < deadline:
+                time.sleep(0.05)
+
     def restart(self) -> None:
         """`start_services`: starts this service, and any other that is down at this moment."""
         start_services(self.settings)

@@ -21,6 +21,7 @@ every change, which narrows the window to the messages of one pass of its loop a
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import time
@@ -37,6 +38,7 @@ from statestream.chaos.checks import (
 )
 from statestream.chaos.load import SimulatorLoad
 from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
+from statestream.chaos.recovery import Outage
 from statestream.chaos.schedule import Kill, kill_schedule
 from statestream.chaos.soak import (
     Sample,
@@ -139,6 +141,7 @@ class ChaosRun:
             options.seed, options.minutes * 60, settings.services.kafka_brokers
         )[: options.kills]
         self.samples: list[Sample] = []
+        self.outages: list[Outage] = []
         self.load = SimulatorLoad(self.settings, options.rate, options.things, options.seed)
         self.environment = environment
 
@@ -146,6 +149,11 @@ class ChaosRun:
         say(f"starting the connector (log: {self.connector.part.log})")
         self.connector.start()
         _wait_for_line(self.connector, "subscribed to", 60.0)
+        # the connector's new session saved at once, not at Mosquitto's next save: a broker
+        # killed before then would come back without the subscription and drop what follows
+        mosquitto = self.parts["mosquitto"]
+        assert isinstance(mosquitto, ServicePart)
+        mosquitto.save_store()
         say(f"starting the Spark pipeline (log: {self.pipeline.part.log})")
         self.pipeline.start()
         wait_for_queries(self.settings, self.pipeline.part, PIPELINE_QUERIES)
@@ -170,17 +178,26 @@ class ChaosRun:
                 next_sample += SAMPLE_EVERY_S
             while due and due[0].at_s <= now:
                 kill = due.pop(0)
+                self.outages.append(Outage(kill.component, time.time()))
                 self.parts[kill.component].kill(kill.target)
                 restarts.append((now + kill.down_s, kill.component))
             for at, name in [r for r in restarts if r[0] <= now]:
                 restarts.remove((at, name))
-                self.parts[name].restart()
+                self._restart(name)
             for part in self.parts.values():
                 part.restart_if_ended()
             progress(self._progress(now))
             time.sleep(0.5)
         for _, name in restarts:
-            self.parts[name].restart()
+            self._restart(name)
+
+    def _restart(self, name: str) -> None:
+        """Start the killed part `name` again, and note when it was up."""
+        self.parts[name].restart()
+        for outage in reversed(self.outages):
+            if outage.component == name and math.isnan(outage.restarted_at):
+                outage.restarted_at = time.time()
+                break
 
     def finish(self, say: Say) -> None:
         """Stop the load, let everything through, stop the parts."""
@@ -288,7 +305,7 @@ def _run(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> 
                 f"the simulator held {report.rate_held:,.0f} rows/s of the {options.rate:,.0f} "
                 f"asked: the pipeline did not take the load (see the logs in the workspace)"
             )
-        report.checks = check_run(workspace.settings, run.published())
+        report.checks = check_run(workspace.settings, run.published(), run.outages)
     except ServiceError as exc:
         report.problems.append(str(exc))
     finally:
