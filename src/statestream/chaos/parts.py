@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from statestream.chaos.loss_window import BrokerKill
+from statestream.chaos.loss_window import READ_LATE_S, BrokerKill
 from statestream.config import Settings
 from statestream.demo import DemoPart
 from statestream.services.base import LocalService
@@ -98,7 +98,11 @@ class ServicePart:
         service = processes.get(target, next(iter(processes.values())))
         pid = service.running_pid()
         if isinstance(service, MosquittoBroker):
-            self.broker_kills.append(BrokerKill(time.time(), _modified_at(service.store_file)))
+            # what it acknowledged since its last save, or since it was started after a kill
+            # that came later (acknowledgements before that were the killed one's)
+            after = self.broker_kills[-1].at + READ_LATE_S if self.broker_kills else 0.0
+            saved = max(_modified_at(service.store_file), after)
+            self.broker_kills.append(BrokerKill(time.time(), saved))
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)  # each service runs in a session of its own

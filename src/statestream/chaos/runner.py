@@ -178,6 +178,9 @@ class ChaosRun:
                 next_sample += SAMPLE_EVERY_S
             while due and due[0].at_s <= now:
                 kill = due.pop(0)
+                if self.parts[kill.component].down:  # two of its kills fell due together
+                    restarts = [r for r in restarts if r[1] != kill.component]
+                    self._restart(kill.component)  # each kill -9 meets a running part
                 self.outages.append(Outage(kill.component, time.time()))
                 self.parts[kill.component].kill(kill.target)
                 restarts.append((now + kill.down_s, kill.component))
