@@ -41,19 +41,14 @@ class Figure:
     """One figure a query observes for each batch.
 
     `source` says how the tasks' output rows give it: `sum:COLUMN` (the rows' figure column
-    summed), `count:KIND` (the records of packed rows of that kind) or `max:COLUMN`. A figure
-    named `state_…` is a gauge (what the batch's state holds), every other a count that adds up
-    over batches. `demo`: shown in the demo's progress line, under `label`.
+    summed), `count:KIND` (the records of packed rows of that kind) or `max:COLUMN`.
+    `demo`: shown in the demo's progress line, under `label`.
     """
 
     name: str
     label: str
     source: str
     demo: bool = False
-
-    @property
-    def is_count(self) -> bool:
-        return not self.name.startswith("state_")
 
 
 @dataclass(frozen=True)
@@ -115,10 +110,6 @@ class QueryDef:
     def options_type(self) -> type:
         """Its `QueryOptions` class (imports its Spark wiring)."""
         return _load(self.options)
-
-    def topics(self, topics: object) -> dict[str, str]:
-        """Its input and output topics by role, from `settings.topics`."""
-        return {name: getattr(topics, name) for name in (*self.input_topics, *self.output_topics)}
 
 
 def _load(path: str) -> Any:
