@@ -28,8 +28,6 @@ from statestream.cli import (
     run_cmd,
     services_cmd,
     simulate_cmd,
-    sink_cmd,
-    stats_cmd,
     status_cmd,
     topics_cmd,
 )
@@ -51,8 +49,6 @@ simulate_cmd.register(app)
 connect_cmd.register(app)
 report_cmd.register(app)
 run_cmd.register(app)
-stats_cmd.register(app)
-sink_cmd.register(app)
 pipeline_cmd.register(app)
 status_cmd.register(app)
 dashboard_cmd.register(app)

@@ -10,12 +10,13 @@ import typer
 from statestream.cli._common import console, settings_from
 from statestream.cli._queries import Watched, watch
 from statestream.cli.run_cmd import StartingOffsets, run_app
+from statestream.queries.launch import RunOptions, check_before_start, start_queries
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from statestream.config import Settings
-    from statestream.queries import QueryDef
+    from statestream.queries.definition import BatchPrinter, QueryDef
 
 
 def pipeline(
@@ -60,29 +61,40 @@ def pipeline(
     settings = settings_from(ctx)
     left_out = ({"stats"} if not stats else set()) | ({"sink_influx"} if not sink else set())
     queries = [q for q in pipeline_queries(vehicles=vehicles) if q.name not in left_out]
+    options = RunOptions(starting_offsets=starting.value, available_now=available_now)
+    for query in queries:  # what a query cannot run stops the command before Spark starts
+        check_before_start(settings, query, options.for_query(query))
+    printers = {query.name: query.new_printer() for query in queries}
     spark = spark_session(settings, app_name="statestream-pipeline")
     try:
         if available_now:
             for query in queries:  # each query reads what the one before it wrote
-                watch([_started(spark, settings, query, starting.value, True)])
+                watch([_started(spark, settings, query, options, printers[query.name])])
         else:
             started: list[Watched] = []
             for query in queries:  # one after the other's first batch (see below)
                 _after_first_batches(started)
-                started.append(_started(spark, settings, query, starting.value, False))
+                started.append(_started(spark, settings, query, options, printers[query.name]))
             names = ", ".join(w.query.name for w in started)
             console.print(f"queries {names} started; Ctrl-C stops them")
             watch(started)
     finally:
         spark.stop()
+    for printer in printers.values():
+        if summary := printer.summary():
+            console.print(summary, highlight=False)
 
 
 def _started(
-    spark: SparkSession, settings: Settings, query: QueryDef, starting: str, available_now: bool
+    spark: SparkSession,
+    settings: Settings,
+    query: QueryDef,
+    options: RunOptions,
+    printer: BatchPrinter,
 ) -> Watched:
-    """`query` started on `spark` with its own checkpoint, as `run <query>` starts it."""
-    options = query.options_type()(available_now=available_now, starting_offsets=starting)
-    return Watched(query.starter()(spark, settings, options), query.line_printer())
+    """`query` started on `spark` with its own checkpoint, as `run <command>` starts it."""
+    [started] = start_queries(spark, settings, [query], options)
+    return Watched(started, printer.line)
 
 
 def _after_first_batches(started: list[Watched], timeout_s: float = 300.0) -> None:

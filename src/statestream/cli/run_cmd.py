@@ -1,27 +1,35 @@
-"""`statestream run <job>`: run one of statestream's Spark jobs."""
+"""`statestream run <command>`: run statestream's streaming queries.
+
+One command per command of the query registry (`statestream.queries`), made from the queries'
+declarations: their help, topics and options. `run pipeline` (its own module) runs several.
+"""
 
 from __future__ import annotations
 
 import enum
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from statestream.cli._common import console, settings_from
 from statestream.cli._queries import Watched, run_watched
+from statestream.config.sections import TopicsSettings
+from statestream.queries.definition import QueryDef
+from statestream.queries.launch import RunOptions, check_before_start, commands, start_queries
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from statestream.config import Settings
-    from statestream.exactly_once.sink import QueryOptions
-    from statestream.queries.join.job import JoinJobOptions
 
-Options = TypeVar("Options", bound="QueryOptions")
-
-run_app = typer.Typer(help="Run a Spark job.", no_args_is_help=True)
+run_app = typer.Typer(
+    help="Run a streaming query (one command per registered query), or the whole pipeline.",
+    no_args_is_help=True,
+)
 
 
 @run_app.command("demo-counts")
@@ -69,136 +77,126 @@ class StartingOffsets(enum.StrEnum):
     latest = "latest"
 
 
-AvailableNow = Annotated[
-    bool, typer.Option("--available-now", help="Process what is in the topic, then stop.")
-]
-MaxOffsetsPerTrigger = Annotated[
-    int | None,
-    typer.Option("--max-offsets-per-trigger", min=1, help="Cap on records per micro-batch."),
-]
-PauseAfterCommit = Annotated[
-    float, typer.Option("--pause-after-commit", hidden=True, help="Crash tests only.")
-]
+def _query_parameters(command: str, definitions: list[QueryDef]) -> list[inspect.Parameter]:
+    """The options of `run <command>`: the ones every query command takes."""
+    first = definitions[0]
+    reads = _topic_names(first.input_topics) if len(first.input_topics) == 1 else "its topics"
+    options: list[tuple[str, Any, Any, Any]] = [
+        (
+            "available_now",
+            bool,
+            typer.Option("--available-now", help=f"Process what is in {reads}, then stop."),
+            False,
+        ),
+        (
+            "max_offsets_per_trigger",
+            int | None,
+            typer.Option(
+                "--max-offsets-per-trigger",
+                min=1,
+                help="Cap on records per micro-batch (default: "
+                f"{first.section}.max_offsets_per_trigger).",
+            ),
+            None,
+        ),
+        (
+            "starting",
+            StartingOffsets,
+            typer.Option("--from", help=f"Where a new query starts reading {reads}."),
+            StartingOffsets.earliest,
+        ),
+        (
+            "checkpoint",
+            Path | None,
+            typer.Option(
+                "--checkpoint",
+                help=f"Checkpoint folder (default: {first.name} in the checkpoint root).",
+            ),
+            None,
+        ),
+        (
+            "pause_after_commit",
+            float,
+            typer.Option("--pause-after-commit", hidden=True, help="Crash tests only."),
+            0.0,
+        ),
+    ]
+    parameters = [inspect.Parameter("ctx", _KEYWORD, annotation=typer.Context)]
+    for name, kind, option, default in options:
+        annotation = Annotated[kind, option]  # type: ignore[valid-type]
+        parameters.append(inspect.Parameter(name, _KEYWORD, annotation=annotation, default=default))
+    return parameters
 
 
-def starting_option(topic: str) -> Any:
-    """The `--from` option of a query that reads `topic`."""
-    return typer.Option("--from", help=f"Where a new query starts reading {topic}.")
+_KEYWORD = inspect.Parameter.POSITIONAL_OR_KEYWORD
 
 
-def checkpoint_option(query_name: str) -> Any:
-    """The `--checkpoint` option of query `query_name`."""
-    return typer.Option(
-        "--checkpoint", help=f"Checkpoint folder (default: {query_name} in the checkpoint root)."
+def _topic_names(fields: tuple[str, ...]) -> str:
+    """The default names of topics given as fields of the topic settings."""
+    topics = TopicsSettings()
+    return ", ".join(getattr(topics, field) for field in fields)
+
+
+def _query_help(definitions: list[QueryDef]) -> str:
+    """`run <command>`'s help: the first query's `help`, its topics, how it stops."""
+    first = definitions[0]
+    outputs = dict.fromkeys(t for d in definitions for t in d.output_topics)
+    return (
+        f"{inspect.cleandoc(first.help)}\n\n"
+        f"Reads {_topic_names(first.input_topics)}; writes {_topic_names(tuple(outputs))} "
+        "(topic names of the default settings). Without --available-now it runs until "
+        "stopped; Ctrl-C stops it cleanly."
     )
 
 
-def job_options(
-    options_type: type[Options],
-    available_now: bool,
-    max_offsets_per_trigger: int | None,
-    starting: StartingOffsets,
-    checkpoint: Path | None,
-    pause_after_commit: float,
-) -> Options:
-    """A job's options from the options every `run` query command takes (`--available-now`,
-    `--max-offsets-per-trigger`, `--from`, `--checkpoint`, `--pause-after-commit`)."""
-    return options_type(
-        available_now=available_now,
-        max_offsets_per_trigger=max_offsets_per_trigger,
-        starting_offsets=starting.value,
-        checkpoint=checkpoint,
-        pause_after_commit_s=pause_after_commit,
-    )
+def query_command(command: str, definitions: list[QueryDef]) -> Callable[..., None]:
+    """The function of `run <command>`: its registered queries in one Spark application."""
+
+    def run(
+        ctx: typer.Context,
+        available_now: bool,
+        max_offsets_per_trigger: int | None,
+        starting: StartingOffsets,
+        checkpoint: Path | None,
+        pause_after_commit: float,
+    ) -> None:
+        options = RunOptions(
+            available_now=available_now,
+            max_offsets_per_trigger=max_offsets_per_trigger,
+            starting_offsets=starting.value,
+            checkpoint=checkpoint,
+            pause_after_commit_s=pause_after_commit,
+        )
+        run_registered(settings_from(ctx), command, definitions, options)
+
+    parameters = _query_parameters(command, definitions)
+    run.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    run.__annotations__ = {p.name: p.annotation for p in parameters}
+    run.__doc__ = _query_help(definitions)
+    run.__name__ = command.replace("-", "_")
+    return run
 
 
-@run_app.command("join")
-def join(
-    ctx: typer.Context,
-    available_now: AvailableNow = False,
-    max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
-    starting: Annotated[
-        StartingOffsets, starting_option("machine.data")
-    ] = StartingOffsets.earliest,
-    checkpoint: Annotated[Path | None, checkpoint_option("join")] = None,
-    pause_after_commit: PauseAfterCommit = 0.0,
+def run_registered(
+    settings: Settings, command: str, definitions: list[QueryDef], options: RunOptions
 ) -> None:
-    """Join speed ⋈ torque → power (the specs of the settings) for every thing, exactly once.
-
-    Reads machine.data, joins each thing's series with the complement-join engine (state in
-    Spark's RocksDB state store, checkpointed) and writes the pairs to machine.out, late records
-    to the late topic and malformed ones to the dead-letter topic, each batch in one Kafka
-    transaction. Without --available-now it runs until stopped; Ctrl-C stops it cleanly.
-    """
-    from statestream.queries.join.job import JoinJobOptions
-
-    settings = settings_from(ctx)
-    options = job_options(
-        JoinJobOptions,
-        available_now,
-        max_offsets_per_trigger,
-        starting,
-        checkpoint,
-        pause_after_commit,
-    )
-    run_watched(
-        settings, "statestream-join", lambda spark: [watched_join(spark, settings, options)]
-    )
-
-
-def watched_join(spark: SparkSession, settings: Settings, options: JoinJobOptions) -> Watched:
-    """The join query started on `spark`, with the line printed for each of its batches."""
-    from statestream.queries.join import QUERY
-    from statestream.queries.join.job import start_join_query
-
-    query = start_join_query(spark, settings, options)
-    return Watched(query, QUERY.batch_line)
-
-
-@run_app.command("geo")
-def geo(
-    ctx: typer.Context,
-    available_now: AvailableNow = False,
-    max_offsets_per_trigger: MaxOffsetsPerTrigger = None,
-    starting: Annotated[
-        StartingOffsets, starting_option("input.vehicle.positions")
-    ] = StartingOffsets.earliest,
-    checkpoint: Annotated[Path | None, checkpoint_option("geo")] = None,
-    pause_after_commit: PauseAfterCommit = 0.0,
-) -> None:
-    """Vehicle positions → H3 cells in tumbling event-time windows, exactly once.
-
-    Reads input.vehicle.positions, places each position with a GPS fix in its H3 cell
-    (geo.resolution) and aggregates per cell and window (geo.window_s): distinct vehicles,
-    positions, mean speed and delay. Early results on every batch that changes a window, the
-    final one when the watermark (newest event time − geo.disorder_s) passes the window's end,
-    again final for each late update within geo.allowed_lateness_s; later positions go to the
-    late topic, undecodable ones to the dead-letter topic. Results go to analytics.vehicle.cells.
-    The bunching alerts run alongside as their own query, in the same Spark application: two
-    vehicles of a route and direction within geo.bunching_m for geo.bunching_s of event time
-    give one alert per pair and episode on analytics.vehicle.alerts (checkpoint bunching, or
-    DIR-bunching beside --checkpoint DIR). Without --available-now it runs until stopped;
-    Ctrl-C stops it cleanly.
-    """
-    from statestream.queries.geo.job import GeoJobOptions
-    from statestream.queries.geo.vehicle_app import start_vehicle_queries
-
-    settings = settings_from(ctx)
-    options = job_options(
-        GeoJobOptions,
-        available_now,
-        max_offsets_per_trigger,
-        starting,
-        checkpoint,
-        pause_after_commit,
-    )
+    """Check, start and watch the queries of `run <command>`; print their summaries after."""
+    for index, definition in enumerate(definitions):
+        check_before_start(settings, definition, options.for_query(definition, first=index == 0))
+    printers = [definition.new_printer() for definition in definitions]
 
     def start(spark: SparkSession) -> list[Watched]:
-        started = start_vehicle_queries(spark, settings, options)
-        return [Watched(query, line) for query, line in started]
+        started = start_queries(spark, settings, definitions, options)
+        return [Watched(q, p.line) for q, p in zip(started, printers, strict=True)]
 
-    run_watched(settings, "statestream-geo", start)
+    run_watched(settings, f"statestream-{command}", start)
+    for printer in printers:
+        if summary := printer.summary():
+            console.print(summary, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
+    """Add `run` and one `run <command>` per command of the query registry."""
+    for command, definitions in commands().items():
+        run_app.command(command)(query_command(command, definitions))
     app.add_typer(run_app, name="run")

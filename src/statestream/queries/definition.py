@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from statestream.bad_input import Stage
 from statestream.jobs.status import batch_figures, batch_line
@@ -73,11 +73,14 @@ class QueryDef:
     line: str
     start: str
     options: str = ""
-    printer: str = ""  # a class whose `.line(progress)` prints batches its own way
+    help: str = ""  # `run <command>`'s help: what the query does (its topics are added)
+    check: str = ""  # a `(settings, options) -> None` that refuses what it cannot run, early
+    printer: str = ""  # a `BatchPrinter` class of its own (no arguments)
 
-    def line_printer(self) -> Callable[[dict], str]:
-        """What prints each batch of a run: `printer`'s `line`, else `batch_line`."""
-        return _load(self.printer)().line if self.printer else self.batch_line
+    def new_printer(self) -> BatchPrinter:
+        """What prints each batch of one run, and its summary at the end: `printer`, else
+        `batch_line` and no summary."""
+        return _load(self.printer)() if self.printer else _DeclaredLines(self)
 
     @property
     def counters(self) -> tuple[str, ...]:
@@ -110,6 +113,30 @@ class QueryDef:
     def options_type(self) -> type:
         """Its `QueryOptions` class (imports its Spark wiring)."""
         return _load(self.options)
+
+    def checker(self) -> Callable[..., None]:
+        """Its `check` function (imports its Spark wiring)."""
+        return _load(self.check)
+
+
+class BatchPrinter(Protocol):
+    """Turns each batch's progress into its printed line; `summary` is printed when the run
+    ends (nothing when empty)."""
+
+    def line(self, progress: dict) -> str: ...
+
+    def summary(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class _DeclaredLines:
+    query: QueryDef
+
+    def line(self, progress: dict) -> str:
+        return self.query.batch_line(progress)
+
+    def summary(self) -> str:
+        return ""
 
 
 def _load(path: str) -> Any:

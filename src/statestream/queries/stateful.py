@@ -1,14 +1,19 @@
 """The Spark wiring every stateful query shares: its processor over groups of rows
-(`processed`), and its batch metrics observed on the output, built from its declared figures
-(`observed`)."""
+(`processed`), its batch metrics observed on the output, built from its declared figures
+(`observed`), and the settings its checkpoint's state was written with (`check_checkpoint`)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.stateful_processor import StatefulProcessor
 from pyspark.sql.types import StructType
 
+from statestream.errors import ConfigError
 from statestream.exactly_once.sink import packed_count, summed
 from statestream.queries.definition import Figure, QueryDef
 
@@ -54,3 +59,24 @@ def figure_column(figure: Figure) -> Column:
     if how == "max":
         return F.max(what).alias(figure.name)
     raise ValueError(f"figure {figure.name}: unknown source {figure.source!r}")
+
+
+def check_checkpoint(checkpoint: Path, marker: str, wanted: dict[str, Any], what: str) -> None:
+    """Refuse a checkpoint whose state was written with other settings than `wanted`.
+
+    The settings that shape a query's state (window lengths, a cell resolution) are kept in a
+    small file `marker` in the checkpoint folder, written on the first start, so a changed
+    setting stops the command with one line before Spark starts, not with a failed batch.
+    `what` names the state in that line ("windows").
+    """
+    path = checkpoint / marker
+    if not path.is_file():
+        checkpoint.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(wanted))
+        return
+    stored = json.loads(path.read_text())
+    if stored != wanted:
+        raise ConfigError(
+            f"checkpoint {checkpoint} holds {what} of other settings ({stored}) than the "
+            f"settings ({wanted}); use a new --checkpoint"
+        )

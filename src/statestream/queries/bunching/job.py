@@ -8,7 +8,7 @@ partition of a micro-batch in one Kafka transaction of its own (`exactly_once.si
 once. What counts as bunched, when an episode ends and why the alerts do not depend on the
 micro-batches: `statestream.geo.bunching`.
 
-`statestream run geo` starts it beside the cells query (`queries.geo.vehicle_app`), checkpoint
+`statestream run geo` starts it beside the cells query (same `command`), checkpoint
 `bunching` in the checkpoint root (`DIR-bunching` beside a geo checkpoint `DIR` given).
 """
 

@@ -3,7 +3,7 @@ placed in H3 cells and aggregated per cell and tumbling event-time window, exact
 
 input.vehicle.positions → `input`, `decoding` (Kafka rows → positions) → `processor` (per call:
 the cells' windows; RocksDB state) → analytics.vehicle.cells, the late and dead-letter topics
-(`job`: the Spark wiring; `rows`: output rows; `vehicle_app`: geo and bunching in one app).
+(`job`: the Spark wiring; `rows`: output rows; `run geo` starts bunching beside it).
 """
 
 from statestream.queries.definition import Figure, QueryDef
@@ -31,4 +31,17 @@ QUERY = QueryDef(
     ),
     start="statestream.queries.geo.job:start_geo_query",
     options="statestream.queries.geo.job:GeoJobOptions",
+    check="statestream.queries.geo.job:check_options",
+    help="""Vehicle positions → H3 cells in tumbling event-time windows, exactly once.
+
+    Places each position with a GPS fix in its H3 cell (geo.resolution) and aggregates per cell
+    and window (geo.window_s): distinct vehicles, positions, mean speed and delay. Early results
+    on every batch that changes a window, the final one when the watermark (newest event time −
+    geo.disorder_s) passes the window's end, again final for each late update within
+    geo.allowed_lateness_s; later positions go to the late topic, undecodable ones to the
+    dead-letter topic. The bunching alerts run alongside as their own query, in the same Spark
+    application: two vehicles of a route and direction within geo.bunching_m for
+    geo.bunching_s of event time give one alert per pair and episode (checkpoint bunching, or
+    DIR-bunching beside --checkpoint DIR).
+    """,
 )

@@ -9,7 +9,6 @@ by the tasks, each partition of a micro-batch in one Kafka transaction of its ow
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,14 +17,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
-from statestream.errors import ConfigError
 from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.geo import GeoSpec
 from statestream.queries.geo import QUERY
 from statestream.queries.geo.input import kafka_positions
 from statestream.queries.geo.processor import CellWindowsProcessor, GeoTopics
 from statestream.queries.geo.rows import OUTPUT_SCHEMA
-from statestream.queries.stateful import observed, processed
+from statestream.queries.stateful import check_checkpoint, observed, processed
 
 QUERY_NAME = QUERY.name
 METRICS_NAME = QUERY.metrics_name
@@ -83,21 +81,13 @@ def start_geo_query(
     return start_query(cell_windows(spark, settings, options), settings, run)
 
 
-def check_checkpoint_spec(checkpoint: Path, spec: GeoSpec) -> None:
-    """Refuse a checkpoint whose state holds windows or cells of other settings than `spec`'s.
+def check_options(settings: Settings, options: GeoJobOptions) -> None:
+    """Before Spark starts: refuse a checkpoint of other cells or windows (one line)."""
+    checkpoint = options.checkpoint or settings.checkpoint_root / QUERY_NAME
+    check_checkpoint_spec(checkpoint, geo_spec(settings))
 
-    Resolution and window length are kept in a small file in the checkpoint folder, so a
-    changed setting stops the command with one line before Spark starts.
-    """
+
+def check_checkpoint_spec(checkpoint: Path, spec: GeoSpec) -> None:
+    """Refuse a checkpoint whose state holds cells or windows of other settings than `spec`'s."""
     wanted = {"resolution": spec.resolution, "window_ms": spec.window_ms}
-    marker = checkpoint / SPEC_FILE
-    if not marker.is_file():
-        checkpoint.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps(wanted))
-        return
-    stored = json.loads(marker.read_text())
-    if stored != wanted:
-        raise ConfigError(
-            f"checkpoint {checkpoint} holds cells and windows of other settings ({stored}) than "
-            f"the settings ({wanted}); use a new --checkpoint"
-        )
+    check_checkpoint(checkpoint, SPEC_FILE, wanted, "cells and windows")

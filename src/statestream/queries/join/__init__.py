@@ -29,4 +29,10 @@ QUERY = QueryDef(
     ),
     start="statestream.queries.join.job:start_join_query",
     options="statestream.queries.join.job:JoinJobOptions",
+    help="""Join speed ⋈ torque → power (the specs of the settings) for every thing, exactly once.
+
+    Joins each thing's series with the complement-join engine (state in Spark's RocksDB state
+    store, checkpointed) and writes the pairs to machine.out, late records to the late topic and
+    malformed ones to the dead-letter topic, each batch in one Kafka transaction.
+    """,
 )

@@ -27,5 +27,17 @@ QUERY = QueryDef(
     line="{records:,} records → {points:,} points",
     start="statestream.queries.sink_influx.job:start_influx_sink_query",
     options="statestream.queries.sink_influx.job:InfluxSinkOptions",
+    check="statestream.queries.sink_influx.job:check_options",
+    help="""Write the machine topics, the statistics, alerts and vehicle cells to InfluxDB.
+
+    Reads its topics (read_committed) and writes measurements machine_data, machine_out,
+    machine_stats, machine_alerts and vehicle_cells to the database of the settings (created if
+    missing), in requests of influx_sink.points_per_request points. A point is its measurement,
+    tags and time, so writing a batch again doubles nothing. The Spark tasks write the points,
+    each its own partition. While InfluxDB is down the current batch waits and retries with
+    backoff (a warning per attempt) and the query does not move on; it continues when InfluxDB is
+    back (Ctrl-C meanwhile: that batch is written again on the next start). Records that cannot
+    be points go to the dead-letter topic with the reason, exactly once.
+    """,
     printer="statestream.queries.sink_influx.job:SinkTotals",
 )

@@ -298,6 +298,12 @@ def start_influx_sink_query(
     return start_query(frame, settings, run)
 
 
+def check_options(settings: Settings, options: InfluxSinkOptions) -> None:
+    """Before Spark starts: a topic missing, or Kafka silent, is one line (`check_sink_topics`)."""
+    del options
+    check_sink_topics(settings)
+
+
 def check_sink_topics(settings: Settings) -> None:
     """Raise `ServiceError` naming the sink's topics Kafka lacks, or when Kafka is silent."""
     topics = list(sink_streams(settings))

@@ -30,4 +30,14 @@ QUERY = QueryDef(
     ),
     start="statestream.queries.stats.job:start_stats_query",
     options="statestream.queries.stats.job:StatsJobOptions",
+    check="statestream.queries.stats.job:check_options",
+    help="""Power levels and duty cycle per thing and component in event-time windows, exactly once.
+
+    Reads the joined power series and writes, per thing and component, the seconds spent in each
+    power level (0–20 … 80–100 % of the rated power) per tumbling window and the duty cycle
+    (share of time at ≥ 80 %) per sliding window to the statistics topic, and an alert when a
+    duty cycle exceeds its limit (settings section `stats`). A window is written when the
+    series' watermark passes its end and again when late data within the allowed lateness
+    refines it; later records go to the late topic.
+    """,
 )

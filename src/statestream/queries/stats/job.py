@@ -14,7 +14,6 @@ on the series' arrival order, never on how Spark cuts it into micro-batches.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,10 +21,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
-from statestream.errors import ConfigError
 from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.jobs.records import kafka_machine_records
-from statestream.queries.stateful import observed, processed
+from statestream.queries.stateful import check_checkpoint, observed, processed
 from statestream.queries.stats import QUERY
 from statestream.queries.stats.processor import PowerStatisticsProcessor, StatsTopics
 from statestream.queries.stats.rows import OUTPUT_SCHEMA
@@ -98,25 +96,17 @@ def start_stats_query(
     return start_query(frame, settings, run)
 
 
-def check_checkpoint_windows(checkpoint: Path, spec: StatsSpec) -> None:
-    """Refuse a checkpoint whose state holds windows of other lengths than `spec`'s.
+def check_options(settings: Settings, options: StatsJobOptions) -> None:
+    """Before Spark starts: refuse a checkpoint with other window lengths (one line)."""
+    checkpoint = options.checkpoint or settings.checkpoint_root / QUERY_NAME
+    check_checkpoint_windows(checkpoint, options.spec or stats_spec(settings))
 
-    The window lengths are kept in a small file in the checkpoint folder, so a changed setting
-    stops the command with one line before Spark starts, not with a failed batch.
-    """
+
+def check_checkpoint_windows(checkpoint: Path, spec: StatsSpec) -> None:
+    """Refuse a checkpoint whose state holds windows of other lengths than `spec`'s."""
     lengths = {
         "window_ms": spec.window_ms,
         "duty_window_ms": spec.duty_window_ms,
         "duty_slide_ms": spec.duty_slide_ms,
     }
-    marker = checkpoint / WINDOWS_FILE
-    if not marker.is_file():
-        checkpoint.mkdir(parents=True, exist_ok=True)
-        marker.write_text(json.dumps(lengths))
-        return
-    stored = json.loads(marker.read_text())
-    if stored != lengths:
-        raise ConfigError(
-            f"checkpoint {checkpoint} holds windows of other lengths ({stored}) than the "
-            f"settings ({lengths}); use a new --checkpoint"
-        )
+    check_checkpoint(checkpoint, WINDOWS_FILE, lengths, "windows")
