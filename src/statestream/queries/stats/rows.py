@@ -55,8 +55,14 @@ def stats_rows(
     frame = records.frame()[finite]
     components = frame["quantity"].str.extract(component)["c"]
     out.other = int(components.isna().sum())
-    frame = frame.assign(component=components)[components.notna()]
-    for (thing, component_name), series_rows in frame.groupby(["thing", "component"], sort=False):
+    power = components.notna().to_numpy()
+    frame = frame.assign(component=components)[power]
+    # a series is its codes: pandas would group names that differ only after a NUL as one
+    kept = np.flatnonzero(finite)[power]
+    series_code = records.things.codes[kept].astype(np.int64) * len(records.quantities.names)
+    series_code = series_code + records.quantities.codes[kept]
+    for _, series_rows in frame.groupby(series_code, sort=False):
+        thing, component_name = series_rows["thing"].iat[0], series_rows["component"].iat[0]
         series = _load(windows_state, spec, thing, component_name)
         step = series.process(series_rows["t"].to_numpy(), series_rows["v"].to_numpy())
         windows_state.updateValue((thing, component_name), (series.to_bytes(),))
