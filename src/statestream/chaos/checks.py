@@ -8,15 +8,15 @@ InfluxDB hold:
 - `machine.out` (read_committed) holds exactly the pairs the offline join of `machine.data` makes,
   each once;
 - InfluxDB holds one `machine_out` point per pair (series and time);
-- the statistics topic holds, for every window the reference computes from those pairs
-  (`statestream.stats.reference`), the same levels and duty cycle, and no record twice.
+- each query of the pipeline that declares a check (`QueryDef.verify`) holds on its topic the
+  results its reference computes from its input, each once: the statistics from the pairs
+  (`windows_*`, as before, and under `queries`), the quantity statistics from machine.data.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,11 +30,10 @@ from statestream.exactly_once.read import read_records
 from statestream.ingest.base import EventRejected, RawEvent
 from statestream.ingest.machine_data import MachineRowProcessor
 from statestream.offline_join import join_lines
+from statestream.queries import pipeline_queries
+from statestream.queries.definition import QueryCheck
 from statestream.queries.join.job import spec_templates
-from statestream.queries.stats.job import stats_spec
 from statestream.sinks.influx import influx_rows
-from statestream.stats import component_pattern
-from statestream.stats.reference import latest_results, power_frame, reference_statistics
 
 RecordKey = tuple[str, str, float, float]  # thing, quantity, time (ms), result
 PairKey = tuple[str, str, float, float, float, float]  # thing, quantity, left and right t, v
@@ -64,6 +63,7 @@ class ChaosChecks:
     windows_wrong: int  # there, with other figures than the reference's
     windows_duplicated: int  # the same result record more than once
     windows_unexpected: int  # results of windows the reference does not close
+    queries: dict[str, QueryCheck] = field(default_factory=dict)  # per query with a `verify`
     mosquitto_windows: tuple[WindowLoss, ...] = field(default=())  # one per Mosquitto kill
     latency_p50_s: float | None = None  # a pair on machine.out after its later record was sent
     latency_p99_s: float | None = None
@@ -83,6 +83,7 @@ class ChaosChecks:
                 self.windows_wrong,
                 self.windows_duplicated,
                 self.windows_unexpected,
+                *(not check.passed for check in self.queries.values()),
             )
         )
 
@@ -121,6 +122,7 @@ def check_run(
     out = Counter(pair_key(pair) for pair in out_pairs)
     points = machine_out_points(settings)
     want_points = {point_key(pair) for pair in pairs.values()}
+    queries = query_checks(settings)
     return ChaosChecks(
         rows_published=len(rows),
         records_expected=len(expected),
@@ -136,7 +138,8 @@ def check_run(
         points=len(points),
         points_missing=len(want_points - points),
         points_unexpected=len(points - want_points),
-        **window_figures(settings, out_pairs),
+        **_window_figures(queries.get("stats")),
+        queries=queries,
         mosquitto_windows=tuple(
             window_losses(kills, acknowledged, lost_records, published.started_at)
         ),
@@ -167,35 +170,20 @@ def pair_latencies(
     return round(float(p50), 3), round(float(p99), 3)
 
 
-def window_figures(settings: Settings, pairs: list[dict]) -> dict[str, int]:
-    """The statistics results against the reference computed from `pairs` (machine.out, in
-    partition order, which keeps each series' order)."""
-    spec = stats_spec(settings)
-    power = component_pattern(settings.stats.power_quantity)
-    frame = power_frame([pair for pair in pairs if power.match(pair["quantity"])])
-    expected = reference_statistics(frame, spec)
-    results = [v for _, _, v in read_records(settings, settings.topics.stats)]
-    levels, duty = latest_results([json.loads(value) for value in results])
-    want = {**_tagged("levels", expected.levels), **_tagged("duty", expected.duty)}
-    got = {**_tagged("levels", levels), **_tagged("duty", duty)}
-    wrong = [key for key in want.keys() & got.keys() if not _same(want[key], got[key])]
-    return {
-        "windows_expected": len(want),
-        "windows_missing": len(want.keys() - got.keys()),
-        "windows_wrong": len(wrong),
-        "windows_duplicated": sum(n - 1 for n in Counter(results).values()),
-        "windows_unexpected": len(got.keys() - want.keys()),
-    }
+def query_checks(settings: Settings) -> dict[str, QueryCheck]:
+    """The check of each query of `run pipeline` that declares one (`QueryDef.verify`)."""
+    return {q.name: q.verifier()(settings) for q in pipeline_queries(vehicles=False) if q.verify}
 
 
-def _tagged(kind: str, windows: dict) -> dict[tuple, object]:
-    return {(kind, *key): value for key, value in windows.items()}
+def _window_figures(stats: QueryCheck | None) -> dict[str, int]:
+    """The statistics' check under the names the report had before `queries`."""
+    if stats is None:
+        return dict.fromkeys(_WINDOW_FIGURES, 0)
+    return {f"windows_{name}": getattr(stats, name) for name in _FIGURE_NAMES}
 
 
-def _same(a: object, b: object) -> bool:
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)  # type: ignore[arg-type]
+_FIGURE_NAMES = ("expected", "missing", "wrong", "duplicated", "unexpected")
+_WINDOW_FIGURES = tuple(f"windows_{name}" for name in _FIGURE_NAMES)
 
 
 def published_records(rows: Sequence[bytes], topic: str) -> set[RecordKey]:

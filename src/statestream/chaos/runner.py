@@ -26,7 +26,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Literal
 
 from statestream.chaos.checks import (
@@ -99,6 +99,8 @@ class ChaosReport:
         checks = {name: getattr(self.checks, name, None) for name in names}
         windows = self.checks.mosquitto_windows if self.checks else ()
         checks["mosquitto_windows"] = [window.to_json() for window in windows]
+        queries = self.checks.queries if self.checks else {}
+        checks["queries"] = {name: asdict(check) for name, check in queries.items()}
         return {
             "passed": self.passed,
             "seed": self.options.seed,

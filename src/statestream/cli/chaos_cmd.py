@@ -134,6 +134,9 @@ def _table(report: ChaosReport) -> Table:
                 table.add_row(name.replace("_", " "), f"{value:,}", "", "")
             elif isinstance(value, float):
                 table.add_row(name.replace("_", " "), f"{value:,.3f}", "", "")
+        for name, check in checks.queries.items():
+            figures = ", ".join(f"{figure} {n:,}" for figure, n in check.__dict__.items())
+            table.add_row(f"{name} results", figures, "", "")
         for component, seconds in checks.recovery_s.items():
             shown = ", ".join("–" if s is None else f"{s:.1f}" for s in seconds)
             table.add_row(f"{component} recovered in (s)", shown, "", "")

@@ -26,12 +26,14 @@ package when they unpickle its processor, and stay light.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from statestream.bad_input import Stage
 from statestream.jobs.status import batch_figures, batch_line
+from statestream.sinks.line_protocol import PointShape
 
 UseCase = Literal["machine", "vehicle"]
 
@@ -76,6 +78,8 @@ class QueryDef:
     help: str = ""  # `run <command>`'s help: what the query does (its topics are added)
     check: str = ""  # a `(settings, options) -> None` that refuses what it cannot run, early
     printer: str = ""  # a `BatchPrinter` class of its own (no arguments)
+    influx: tuple[PointShape, ...] = ()  # its output topics' points, for the InfluxDB sink
+    verify: str = ""  # a `(settings) -> QueryCheck`: its output against a reference (chaos)
 
     def new_printer(self) -> BatchPrinter:
         """What prints each batch of one run, and its summary at the end: `printer`, else
@@ -117,6 +121,53 @@ class QueryDef:
     def checker(self) -> Callable[..., None]:
         """Its `check` function (imports its Spark wiring)."""
         return _load(self.check)
+
+    def verifier(self) -> Callable[..., QueryCheck]:
+        """Its `verify` function."""
+        return _load(self.verify)
+
+
+@dataclass(frozen=True)
+class QueryCheck:
+    """A query's results on its topic against a reference computed from its input, as a chaos
+    run ends: results of the reference missing, there with other figures, written twice (the
+    same record again: not exactly once), or not the reference's at all."""
+
+    expected: int
+    missing: int
+    wrong: int
+    duplicated: int
+    unexpected: int
+
+    @property
+    def passed(self) -> bool:
+        return not (self.missing or self.wrong or self.duplicated or self.unexpected)
+
+    @classmethod
+    def of(cls, want: Mapping[Any, Any], got: Mapping[Any, Any], written: list) -> QueryCheck:
+        """`want` (the reference's latest result per key) against `got` (the topic's latest),
+        `written` every record as it was written (a repeat is a duplicate); figures compare
+        within 1e-9.
+
+        >>> QueryCheck.of({"a": 1.0, "b": [2.0]}, {"a": 1.0, "b": [2.5], "c": 0}, ["x", "x"])
+        QueryCheck(expected=2, missing=0, wrong=1, duplicated=1, unexpected=1)
+        """
+        wrong = [key for key in want.keys() & got.keys() if not _same(want[key], got[key])]
+        return cls(
+            expected=len(want),
+            missing=len(want.keys() - got.keys()),
+            wrong=len(wrong),
+            duplicated=len(written) - len(set(written)),
+            unexpected=len(got.keys() - want.keys()),
+        )
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if a is None or b is None:
+        return a is b
+    return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
 
 
 class BatchPrinter(Protocol):

@@ -9,6 +9,11 @@
 - `vehicle_cells`: tags cell, resolution; fields vehicles, positions, mean_speed and mean_delay
   (left out when null), final (1.0 or 0.0), window_end; time window_start.
 
+A query may declare the points of its own output topic (`PointShape`, in its `QueryDef`): tags
+and fields named by the record's keys, the time by one of its epoch-ms keys; a null field is
+left out (`machine_quantities`: tags quantity, thing; fields count, last, max, mean, min,
+window_end; time window_start).
+
 A levels record becomes one point per level (tag `level`, e.g. `80-100`). Times are epoch ms;
 a pair's time may be a fraction of a millisecond (the middle of its two records), which is kept.
 Every field is a float. A point is identified by its series (measurement and tags) and time, so
@@ -29,6 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Literal
 
 import orjson
@@ -39,6 +45,19 @@ Precision = Literal["ms", "u"]
 _MAX_ABS_TIME_MS = 9.2e15  # InfluxDB keeps int64 nanoseconds: ±9.22e18 ns
 _TAG_SPECIAL = re.compile(r"[,= \\\n\r]")
 _SERIES_CACHE_LIMIT = 100_000
+
+
+@dataclass(frozen=True)
+class PointShape:
+    """The point of each record of a query's output topic: `topic` (a field of the topic
+    settings), `measurement`, the record's keys that are its `tags` and `fields`, in key order,
+    and the key that holds its time (epoch ms)."""
+
+    topic: str
+    measurement: str
+    tags: tuple[str, ...]
+    fields: tuple[str, ...]
+    time: str
 
 
 class BadRecord(ValueError):
@@ -81,7 +100,7 @@ def lines_body(points: Sequence[Point]) -> tuple[bytes, Precision]:
 class PointBuilder:
     """Turns record values (JSON text) into points; keeps the escaped series it has built."""
 
-    def __init__(self) -> None:
+    def __init__(self, shapes: Sequence[PointShape] = ()) -> None:
         self._series: dict[tuple[str, ...], str] = {}
         self._builders: dict[str, Callable[[dict[str, Any]], list[Point]]] = {
             "machine_data": self._machine_data,
@@ -90,6 +109,8 @@ class PointBuilder:
             "machine_alerts": self._machine_alerts,
             "vehicle_cells": self._vehicle_cells,
         }
+        for shape in shapes:
+            self._builders[shape.measurement] = partial(self._declared, shape)
 
     def points(self, measurement: str, value: str | bytes | None) -> list[Point]:
         """The points of one record of the stream `measurement`; raises `BadRecord`."""
@@ -183,6 +204,15 @@ class PointBuilder:
             ]
         )
         return [Point(series, fields, _time(r, "window_start"))]
+
+    def _declared(self, shape: PointShape, r: dict[str, Any]) -> list[Point]:
+        series = self._series_of(shape.measurement, **{tag: _tag(r, tag) for tag in shape.tags})
+        fields = ",".join(
+            f"{name}={_number(r, name)}" for name in shape.fields if r.get(name) is not None
+        )
+        if not fields:
+            raise BadRecord(f"none of the fields {', '.join(shape.fields)} has a value")
+        return [Point(series, fields, _time(r, shape.time))]
 
     def _series_of(self, measurement: str, **tags: str) -> str:
         """`measurement,tag=value,…`; tags are passed in key order (InfluxDB's own order)."""

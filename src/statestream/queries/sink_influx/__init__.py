@@ -1,7 +1,8 @@
 """The InfluxDB sink query (`statestream run sink-influx`): the machine and vehicle topics
 written to InfluxDB as points, each point once (a point written again overwrites itself).
 
-machine.data, machine.out, the statistics, alert and cell topics → `job` (the tasks turn records
+machine.data, machine.out, the statistics, alert and cell topics, and the topics whose points
+the queries declare (`QueryDef.influx`) → `job` (the tasks turn records
 into points and write them; records that cannot be points go to the dead-letter topic).
 """
 
@@ -31,9 +32,10 @@ QUERY = QueryDef(
     help="""Write the machine topics, the statistics, alerts and vehicle cells to InfluxDB.
 
     Reads its topics (read_committed) and writes measurements machine_data, machine_out,
-    machine_stats, machine_alerts and vehicle_cells to the database of the settings (created if
-    missing), in requests of influx_sink.points_per_request points. A point is its measurement,
-    tags and time, so writing a batch again doubles nothing. The Spark tasks write the points,
+    machine_stats, machine_alerts, vehicle_cells and those the queries declare for their own
+    topics (`QueryDef.influx`) to the database of the settings (created if missing), in
+    requests of influx_sink.points_per_request points. A point is its measurement, tags and
+    time, so writing a batch again doubles nothing. The Spark tasks write the points,
     each its own partition. While InfluxDB is down the current batch waits and retries with
     backoff (a warning per attempt) and the query does not move on; it continues when InfluxDB is
     back (Ctrl-C meanwhile: that batch is written again on the next start). Records that cannot

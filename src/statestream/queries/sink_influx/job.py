@@ -41,9 +41,10 @@ from statestream.errors import ServiceError
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
 from statestream.jobs.kafka_input import committed_stream
+from statestream.queries import REGISTRY
 from statestream.queries.sink_influx import QUERY
 from statestream.sinks.influx import Backoff, InfluxWriter
-from statestream.sinks.line_protocol import BadRecord, Point, PointBuilder
+from statestream.sinks.line_protocol import BadRecord, Point, PointBuilder, PointShape
 
 QUERY_NAME = QUERY.name
 METRICS_NAME = QUERY.metrics_name
@@ -132,7 +133,8 @@ class InfluxSinkOptions(QueryOptions):
 
 
 def sink_streams(settings: Settings) -> dict[str, str]:
-    """The topics the sink reads and the measurement each one's records become."""
+    """The topics the sink reads and the measurement each one's records become: the built-in
+    ones, then each registered query's declared points (`QueryDef.influx`)."""
     topics = settings.topics
     return {
         topics.machine_data: "machine_data",
@@ -140,7 +142,13 @@ def sink_streams(settings: Settings) -> dict[str, str]:
         topics.stats: "machine_stats",
         topics.alerts: "machine_alerts",
         topics.vehicle_cells: "vehicle_cells",
+        **{getattr(topics, shape.topic): shape.measurement for shape in declared_points()},
     }
+
+
+def declared_points() -> tuple[PointShape, ...]:
+    """The points the registered queries declare for their output topics."""
+    return tuple(shape for query in REGISTRY for shape in query.influx)
 
 
 def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOptions) -> DataFrame:
@@ -217,7 +225,7 @@ class InfluxPartitionWriter:
         """The points (the last wins per series and time), the row of each, the bad rows."""
         latest: dict[tuple[str, int | float], tuple[Point, int]] = {}
         bad: list[tuple[int, str]] = []
-        points_of, measurements = PointBuilder().points, self.measurements
+        points_of, measurements = PointBuilder(declared_points()).points, self.measurements
         with _garbage_collector_paused():
             for row, (topic, value) in enumerate(zip(topics, values, strict=True)):
                 try:

@@ -31,6 +31,7 @@ QUERY = QueryDef(
     start="statestream.queries.stats.job:start_stats_query",
     options="statestream.queries.stats.job:StatsJobOptions",
     check="statestream.queries.stats.job:check_options",
+    verify="statestream.queries.stats.verify:verify",
     help="""Power levels and duty cycle per thing and component in event-time windows, exactly once.
 
     Reads the joined power series and writes, per thing and component, the seconds spent in each
