@@ -10,6 +10,7 @@ import typer
 from statestream.cli._common import console, settings_from
 from statestream.cli._queries import Watched, watch
 from statestream.cli.run_cmd import StartingOffsets, run_app
+from statestream.errors import StatestreamError
 from statestream.queries.launch import RunOptions, check_before_start, start_queries
 
 if TYPE_CHECKING:
@@ -38,6 +39,14 @@ def pipeline(
     sink: Annotated[
         bool, typer.Option("--sink/--no-sink", help="Run the InfluxDB sink query.")
     ] = True,
+    without: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--without",
+            metavar="QUERY",
+            help="Leave out this query (its name, as `statestream status` shows it); repeatable.",
+        ),
+    ] = None,
     vehicles: Annotated[
         bool,
         typer.Option(
@@ -46,21 +55,28 @@ def pipeline(
         ),
     ] = False,
 ) -> None:
-    """The join, the operation statistics and the InfluxDB sink as one Spark application.
+    """The machine use case's queries as one Spark application: join, statistics, sink, ….
 
-    The queries share one SparkSession (so the whole pipeline fits a small machine) and each
-    keeps its own checkpoint in the checkpoint root: join, stats and sink_influx, the same ones
-    `run join`, `run stats` and `run sink-influx` use (with --vehicles also those of `run geo`),
-    so you can switch between the two ways of running them. Each batch prints one line, prefixed
-    with its query. Without --available-now the queries run side by side until stopped, each
-    started once the one before has run its first batch; Ctrl-C stops them all cleanly.
+    Every registered query of the machine use case (join, stats, quantity_stats, sink_influx;
+    with --vehicles also those of `run geo`) shares one SparkSession (so the whole pipeline fits
+    a small machine), and each keeps its own checkpoint in the checkpoint root, the same one its
+    `run <command>` uses, so you can switch between the two ways of running them. Each batch
+    prints one line, prefixed with its query. Without --available-now the queries run side by
+    side until stopped, each started once the one before has run its first batch; Ctrl-C stops
+    them all cleanly.
     """
     from statestream.jobs.session import spark_session
     from statestream.queries import pipeline_queries
 
     settings = settings_from(ctx)
     left_out = ({"stats"} if not stats else set()) | ({"sink_influx"} if not sink else set())
-    queries = [q for q in pipeline_queries(vehicles=vehicles) if q.name not in left_out]
+    queries = pipeline_queries(vehicles=vehicles)
+    unknown = set(without or ()) - {q.name for q in queries}
+    if unknown:
+        known = ", ".join(q.name for q in queries)
+        raise StatestreamError(f"--without {', '.join(sorted(unknown))}: the queries are {known}")
+    left_out |= set(without or ())
+    queries = [q for q in queries if q.name not in left_out]
     options = RunOptions(starting_offsets=starting.value, available_now=available_now)
     for query in queries:  # what a query cannot run stops the command before Spark starts
         check_before_start(settings, query, options.for_query(query))
