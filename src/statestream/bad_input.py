@@ -36,10 +36,11 @@ import base64
 import json
 import math
 import time
-from typing import Any, Literal, TypedDict
+from collections.abc import Sequence
+from typing import Any, Literal, TypedDict, get_args
 
-Stage = Literal["ingest", "join", "stats", "sink_influx", "bunching", "geo"]
-STAGES: tuple[str, ...] = ("ingest", "join", "stats", "sink_influx", "bunching", "geo")
+Stage = Literal["ingest", "join", "stats", "sink_influx", "bunching", "geo", "quantity_stats"]
+STAGES: tuple[str, ...] = get_args(Stage)
 RAW_LIMIT_BYTES = 16_384
 """Bytes of a refused input kept in its dead letter (the connector: its setting)."""
 REASON_LIMIT_CHARS = 1_000
@@ -131,6 +132,45 @@ def late_record(
         watermark=_finite(watermark),
     )
     return _with_extra(record, extra)
+
+
+def late_series_records(
+    stage: Stage,
+    thing: str,
+    quantity: str,
+    times: Sequence[float],
+    values: Sequence[float],
+    watermarks: Sequence[float],
+    origins: Sequence[tuple[str, int, int]],
+    allowed_lateness_ms: float,
+) -> list[tuple[str, str]]:
+    """The late records of one series' records, each as (key `thing.quantity`, JSON value):
+    `late_record` with the watermark each met and the allowed lateness (the windowed queries').
+
+    `origins` holds (source topic, partition, offset) per record.
+    """
+    return [
+        (
+            f"{thing}.{quantity}",
+            to_json(
+                late_record(
+                    stage,
+                    thing=thing,
+                    quantity=quantity,
+                    phenomenon_time=t,
+                    result=v,
+                    watermark=w,
+                    source_topic=topic,
+                    partition=partition,
+                    offset=offset,
+                    allowed_lateness_ms=allowed_lateness_ms,
+                )
+            ),
+        )
+        for t, v, w, (topic, partition, offset) in zip(
+            times, values, watermarks, origins, strict=True
+        )
+    ]
 
 
 def raw_fields(raw: bytes | str | None, raw_limit: int = RAW_LIMIT_BYTES) -> dict[str, Any]:

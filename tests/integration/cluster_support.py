@@ -45,8 +45,10 @@ _TOPICS = {
     "dead_letter": "dlq",
     "stats": "stats",
     "alerts": "alerts",
+    "machine_quantities": "quantities",
 }
-_ONE_PARTITION = {"stats", "alerts"}  # as `topics create` makes them: results in write order
+# as `topics create` makes them: results in write order
+_ONE_PARTITION = {"stats", "alerts", "machine_quantities"}
 
 
 def free_range(count: int) -> int:

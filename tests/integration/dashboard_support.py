@@ -54,6 +54,7 @@ def dashboard_settings(settings: Settings, name: str) -> Settings:
             "vehicle_positions": f"{name}.positions",
             "vehicle_cells": f"{name}.cells",
             "vehicle_alerts": f"{name}.bunching",
+            "machine_quantities": f"{name}.quantities",
             "cleanup_policy": "delete",
         }
     )

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 MINUTES = 0.5
 SEED = 31
 RATE = 1000  # rows/s
-WINDOW_S = 10  # the power levels' window: within 30 s of records, windows close (10 s + 10 s)
+WINDOW_S = 10  # the windows of both statistics: within 30 s of records, they close (10 s + 10 s)
 INGEST_ROWS = 20_000
 
 
@@ -45,6 +45,7 @@ def _environment(data_dir: Path) -> dict[str, str]:
         "STATESTREAM_DASHBOARD__PORT": str(others + 4),
         "STATESTREAM_SPARK__SHUFFLE_PARTITIONS": "2",
         "STATESTREAM_STATS__WINDOW_S": str(WINDOW_S),
+        "STATESTREAM_QUANTITY_STATS__WINDOW_S": str(WINDOW_S),
     }
 
 
@@ -96,6 +97,10 @@ def test_chaos_loses_and_doubles_nothing_and_leaves_mosquitto_as_found(tmp_path:
         assert report["windows_expected"] > 0
         assert report["windows_missing"] == report["windows_wrong"] == 0, report
         assert report["windows_duplicated"] == 0, report
+        quantities = report["queries"]["quantity_stats"]
+        assert quantities["expected"] > 0, report
+        assert quantities["missing"] == quantities["wrong"] == quantities["duplicated"] == 0
+        assert quantities["unexpected"] == 0, report
         assert run.exit_code == 0, report
         assert config.read_text() == configured  # no save after every change left behind
         after = _ingest_rows_per_s(env)

@@ -44,10 +44,11 @@ def sink_settings(local_services: Settings, unique_name: str) -> Iterator[Settin
             "alerts": f"{unique_name}.alerts",
             "dead_letter": f"{unique_name}.dlq",
             "vehicle_cells": f"{unique_name}.cells",
+            "machine_quantities": f"{unique_name}.quantities",
         }
     )
     names = [topics.machine_data, topics.machine_out, topics.stats, topics.alerts]
-    names.append(topics.vehicle_cells)
+    names += [topics.vehicle_cells, topics.machine_quantities]
     admin = AdminClient(local_services.kafka.client_config())
     new = [NewTopic(n, 2, 1) for n in names] + [NewTopic(topics.dead_letter, 1, 1)]
     for future in admin.create_topics(new).values():

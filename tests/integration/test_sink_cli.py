@@ -25,6 +25,7 @@ def _env(name: str, checkpoint_root: Path) -> dict[str, str]:
         "STATESTREAM_TOPICS__ALERTS": f"{name}.alerts",
         "STATESTREAM_TOPICS__DEAD_LETTER": f"{name}.dlq",
         "STATESTREAM_TOPICS__VEHICLE_CELLS": f"{name}.cells",
+        "STATESTREAM_TOPICS__MACHINE_QUANTITIES": f"{name}.quantities",
         "STATESTREAM_INFLUX__DATABASE": name,
         "STATESTREAM_SPARK__CHECKPOINT_ROOT": str(checkpoint_root),
     }
@@ -45,7 +46,7 @@ def test_run_sink_influx_available_now(
     env = _env(unique_name, tmp_path)
     topics = [env[f"STATESTREAM_TOPICS__{t}"] for t in ("MACHINE_DATA", "MACHINE_OUT", "STATS")]
     topics += [env["STATESTREAM_TOPICS__ALERTS"], env["STATESTREAM_TOPICS__DEAD_LETTER"]]
-    topics.append(env["STATESTREAM_TOPICS__VEHICLE_CELLS"])
+    topics += [env[f"STATESTREAM_TOPICS__{t}"] for t in ("VEHICLE_CELLS", "MACHINE_QUANTITIES")]
     admin = AdminClient(local_services.kafka.client_config())
     for future in admin.create_topics([NewTopic(t, 1, 1) for t in topics]).values():
         future.result()

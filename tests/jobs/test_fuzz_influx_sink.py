@@ -1,4 +1,4 @@
-"""Fuzzing the InfluxDB sink's record → point conversion: every record of the five streams
+"""Fuzzing the InfluxDB sink's record → point conversion: every record of the six streams
 becomes points or one dead letter with its reason; nothing raises, no point InfluxDB must refuse.
 
 Which records become how many points, and which are refused for what, is decided here by
@@ -19,7 +19,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from statestream.config import load_settings
-from statestream.queries.sink_influx.job import InfluxPartitionWriter, _dead_letter, sink_streams
+from statestream.queries.sink_influx.job import (
+    InfluxPartitionWriter,
+    _dead_letter,
+    declared_points,
+    sink_streams,
+)
 from statestream.sinks.line_protocol import PointBuilder, precision_for
 from tests.fuzz_inputs import FUZZ, check_dead_letter, hostile, json_depth
 
@@ -58,6 +63,19 @@ TEMPLATES = {
         }
     ],
 }
+QUANTITIES = {
+    "thing": "R1",
+    "quantity": "temperature",
+    "window_start": 0,
+    "window_end": 60000,
+    "count": 3,
+    "min": -1.5,
+    "max": 4,
+    "mean": 1.25,
+    "last": None,
+}
+TEMPLATES["machine_quantities"] = [QUANTITIES]
+QUANTITY_FIELDS = ("count", "last", "max", "mean", "min", "window_end")
 SETTINGS = load_settings()
 STREAMS = sink_streams(SETTINGS)  # topic → measurement
 NOT_A_NUMBER = re.compile(r"=-?(nan|inf)\b")
@@ -158,6 +176,7 @@ STREAM_FIELDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
         ("window_end", "duty_cycle", "limit"),
     ),
     "vehicle_cells": (("cell",), "window_start", ("positions", "vehicles", "window_end")),
+    "machine_quantities": (("thing", "quantity"), "window_start", ()),
 }
 
 
@@ -198,7 +217,8 @@ def expected_points(measurement: str, value: bytes | None) -> int | set[str]:
     reason it may be refused with: "empty", "json" (no JSON object), "tag" or the fields it
     fails (`STREAM_FIELDS`; a stats record is of the kind duty_cycle, with that number, or
     levels, one point per level of its non-empty object level_seconds; a cells record has an
-    integer resolution, a boolean final, and means that are numbers or null)."""
+    integer resolution, a boolean final, and means that are numbers or null; a quantities
+    record's `QUANTITY_FIELDS` are numbers or null, not all null)."""
     if value is None:
         return {"empty"}
     ok, record = strict_json(value)
@@ -227,13 +247,18 @@ def expected_points(measurement: str, value: bytes | None) -> int | set[str]:
             problems.add("final")
         means = [name for name in ("mean_delay", "mean_speed") if record.get(name) is not None]
         problems |= _problems(record, (), "window_start", means)
+    if measurement == "machine_quantities":
+        present = [name for name in QUANTITY_FIELDS if record.get(name) is not None]
+        problems |= _problems(record, (), "window_start", present)
+        if not present:
+            problems.add("none")
     return problems or points
 
 
 def reason_kind(reason: str) -> str:
     """What a reason is about, from its first word: "empty", "json", "tag" or a field name."""
     first = reason.split(" ", 1)[0]
-    if first in ("empty", "tag"):
+    if first in ("empty", "tag", "none"):
         return first
     if first in ("bad", "not"):  # bad JSON: …, not a JSON object
         return "json"
@@ -274,6 +299,10 @@ EDGES: list[tuple[str, dict | bytes | None, int | set[str]]] = [
     ("vehicle_cells", {**CELL, "final": 1}, {"final"}),
     ("vehicle_cells", {**CELL, "mean_delay": None, "mean_speed": 3}, 1),
     ("vehicle_cells", {**CELL, "mean_speed": "fast"}, {"mean_speed"}),
+    ("machine_quantities", QUANTITIES, 1),
+    ("machine_quantities", {**QUANTITIES, "mean": "1"}, {"mean"}),
+    ("machine_quantities", {**QUANTITIES, "quantity": ""}, {"quantity"}),
+    ("machine_quantities", {**QUANTITIES, **dict.fromkeys(QUANTITY_FIELDS)}, {"none"}),
 ]
 
 
@@ -298,7 +327,7 @@ def test_every_record_becomes_points_or_one_dead_letter(rows: tuple[list, list])
     for row, want in enumerate(expected):
         if isinstance(want, int):
             assert row not in reasons, (values[row], reasons.get(row))
-            built = PointBuilder().points(STREAMS[topics[row]], values[row])
+            built = PointBuilder(declared_points()).points(STREAMS[topics[row]], values[row])
             assert len(built) == want, values[row]
         else:
             assert row in reasons, (values[row], want)

@@ -41,6 +41,7 @@ from statestream.config.sections import (
     JoinSpecSettings,
     MqttSettings,
     PathsSettings,
+    QuantityStatsSettings,
     SparkSettings,
     StatsSettings,
     TopicsSettings,
@@ -71,6 +72,7 @@ class Settings(BaseSettings):
     join: JoinSettings = Field(default_factory=JoinSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     stats: StatsSettings = Field(default_factory=StatsSettings)
+    quantity_stats: QuantityStatsSettings = Field(default_factory=QuantityStatsSettings)
     geo: GeoSettings = Field(default_factory=GeoSettings)
     dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
     services: ServicesSettings = Field(default_factory=ServicesSettings)
@@ -247,6 +249,7 @@ __all__ = [
     "KafkaSettings",
     "MqttSettings",
     "PathsSettings",
+    "QuantityStatsSettings",
     "ServicesSettings",
     "Settings",
     "SparkSettings",

@@ -224,6 +224,10 @@ class TopicsSettings(_Section):
     vehicle_alerts: str = Field(
         "analytics.vehicle.alerts", description="bunching alerts, one per pair and episode"
     )
+    machine_quantities: str = Field(
+        "analytics.machine.quantities",
+        description="per thing, quantity and window, from `run quantity-stats`",
+    )
     vehicle_positions_partitions: int = Field(3, ge=1)
     commits: str = Field(
         "statestream.commits", description="last committed batch of each exactly-once query"
@@ -254,6 +258,7 @@ class TopicsSettings(_Section):
             self.alerts,
             self.vehicle_cells,
             self.vehicle_alerts,
+            self.machine_quantities,
         )
 
     @property
@@ -354,6 +359,18 @@ class StatsSettings(_Section):
         if window is not None and round(window * 1000) % round(value * 1000):
             raise ValueError(f"the duty window ({window} s) must be a whole number of slides")
         return value
+
+
+class QuantityStatsSettings(_Section):
+    """The quantity statistics (`run quantity-stats`): count, min, max, mean and last value of
+    every quantity of every thing per tumbling event-time window."""
+
+    window_s: float = Field(60.0, gt=0, description="tumbling window")
+    out_of_orderness_s: float = Field(10.0, ge=0, description="watermark = latest time − this")
+    allowed_lateness_s: float = Field(60.0, ge=0, description="windows refined this long after")
+    buckets: int = Field(8, ge=1, description="things are grouped into this many buckets")
+    trigger_interval_s: float = Field(1.0, gt=0)
+    max_offsets_per_trigger: int | None = Field(None, ge=1)
 
 
 class DashboardSettings(_Section):

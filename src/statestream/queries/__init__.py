@@ -6,19 +6,20 @@ package's `__init__`), its per-call logic (`processor`, `rows`) and its Spark wi
 their queries, figures and counts from it. Adding a query: a package and a line here.
 
     >>> [query.name for query in pipeline_queries(vehicles=False)]
-    ['join', 'stats', 'sink_influx']
+    ['join', 'stats', 'quantity_stats', 'sink_influx']
     >>> query("bunching").use_case
     'vehicle'
 """
 
 from __future__ import annotations
 
-from statestream.queries import bunching, geo, join, sink_influx, stats
+from statestream.queries import bunching, geo, join, quantity_stats, sink_influx, stats
 from statestream.queries.definition import Figure, QueryDef
 
 REGISTRY: tuple[QueryDef, ...] = (
     join.QUERY,
     stats.QUERY,
+    quantity_stats.QUERY,
     sink_influx.QUERY,
     geo.QUERY,
     bunching.QUERY,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from statestream.bad_input import late_record, to_json
+from statestream.bad_input import late_series_records
 from statestream.stats.spec import LEVEL_LABELS, StatsSpec
 
 Record = tuple[str, str]  # (key, JSON value)
@@ -78,30 +78,7 @@ def late_records(
     spec: StatsSpec,
     origins: Sequence[tuple[str, int, int]],
 ) -> list[Record]:
-    """Late power records (`statestream.bad_input.late_record`, stage "stats") with the
-    watermark they met, the allowed lateness and where they came from.
-
-    `origins` holds (source topic, partition, offset) per record.
-    """
-    return [
-        (
-            f"{thing}.{quantity}",
-            to_json(
-                late_record(
-                    "stats",
-                    thing=thing,
-                    quantity=quantity,
-                    phenomenon_time=t,
-                    result=v,
-                    watermark=w,
-                    source_topic=topic,
-                    partition=partition,
-                    offset=offset,
-                    allowed_lateness_ms=spec.allowed_lateness_ms,
-                )
-            ),
-        )
-        for t, v, w, (topic, partition, offset) in zip(
-            times, values, watermarks, origins, strict=True
-        )
-    ]
+    """Late power records (`statestream.bad_input.late_series_records`, stage "stats")."""
+    return late_series_records(
+        "stats", thing, quantity, times, values, watermarks, origins, spec.allowed_lateness_ms
+    )
