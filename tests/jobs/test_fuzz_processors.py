@@ -28,8 +28,10 @@ from statestream.exactly_once.packed_rows import records
 from statestream.ingest import MachineRecord, codec_for
 from statestream.jobs.record_decoding import decode_rows
 from statestream.join import SpecTemplate
-from statestream.queries.join.processor import ComplementJoinProcessor, OutputTopics
-from statestream.queries.stats.processor import PowerStatisticsProcessor, StatsTopics
+from statestream.queries.join import OutputTopics
+from statestream.queries.join.processor import ComplementJoinProcessor
+from statestream.queries.stats import StatsTopics
+from statestream.queries.stats.processor import PowerStatisticsProcessor
 from statestream.stats import StatsSpec
 from statestream.testing import InMemoryMapState
 from tests.fuzz_inputs import FUZZ, check_dead_letter, check_late_record, hostile, json_depth

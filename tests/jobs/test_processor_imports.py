@@ -18,7 +18,8 @@ import pytest
 HEAVY = {"numba", "pandas", "pyarrow", "statestream.join.router", "statestream.join.things"}
 
 PIPELINE = """
-from statestream.queries.join.processor import ComplementJoinProcessor, OutputTopics
+from statestream.queries.join import OutputTopics
+from statestream.queries.join.processor import ComplementJoinProcessor
 from statestream.join.spec import SpecTemplate
 processor = ComplementJoinProcessor(
     [SpecTemplate("speed", "torque", "power")], OutputTopics("out", "late", "dead", "in")

@@ -10,10 +10,8 @@ import numpy as np
 import pandas as pd
 
 from statestream.exactly_once.packed_rows import records
-from statestream.queries.quantity_stats.processor import (
-    QuantityStatisticsProcessor,
-    QuantityTopics,
-)
+from statestream.queries.quantity_stats import QuantityTopics
+from statestream.queries.quantity_stats.processor import QuantityStatisticsProcessor
 from statestream.queries.quantity_stats.spec import QuantitySpec
 from statestream.testing import InMemoryMapState
 

@@ -5,6 +5,8 @@ input.vehicle.positions → `processor` (per call: the lines' vehicles and episo
 state) → analytics.vehicle.alerts and the dead-letter topic (`job`: the Spark wiring; `rows`).
 """
 
+from dataclasses import dataclass
+
 from statestream.queries.definition import Figure, QueryDef
 
 QUERY = QueryDef(
@@ -31,3 +33,13 @@ QUERY = QueryDef(
     start="statestream.queries.bunching.job:start_bunching_query",
     options="statestream.queries.bunching.job:BunchingJobOptions",
 )
+
+
+REJECTS_LINE = ""  # the group of the values that are no usable position
+
+
+@dataclass(frozen=True)
+class BunchingTopics:
+    alerts: str
+    dead_letter: str
+    source: str

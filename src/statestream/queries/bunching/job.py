@@ -28,12 +28,8 @@ from statestream.geo.bunching import BunchingSpec
 from statestream.ingest.envelope import Envelope
 from statestream.jobs.kafka_input import committed_stream
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
-from statestream.queries.bunching import QUERY
-from statestream.queries.bunching.processor import (
-    REJECTS_LINE,
-    BunchingTopics,
-    VehicleBunchingProcessor,
-)
+from statestream.queries.bunching import QUERY, REJECTS_LINE, BunchingTopics
+from statestream.queries.bunching.processor import VehicleBunchingProcessor
 from statestream.queries.bunching.rows import OUTPUT_SCHEMA
 from statestream.queries.stateful import observed, processed
 

@@ -15,28 +15,21 @@ variables' schemas), and pandas would add ~0.3–0.5 s to that start.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, StructField, StructType
+
+from statestream.queries.bunching import BunchingTopics
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from statestream.geo.bunching import BunchingSpec
 
-REJECTS_LINE = ""  # the group of the values that are no usable position
 # name and schema: the DDL "state binary" as a type, for a DDL string costs a round trip to the
 # JVM's SQL parser in every task
 VALUE_STATE = ("line", StructType([StructField("state", BinaryType())]))
-
-
-@dataclass(frozen=True)
-class BunchingTopics:
-    alerts: str
-    dead_letter: str
-    source: str
 
 
 class VehicleBunchingProcessor(StatefulProcessor):

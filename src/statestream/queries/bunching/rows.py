@@ -19,8 +19,7 @@ import pandas as pd
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo.bunching import BunchingAlert, BunchingSpec, BunchingStep, LineBunching
 from statestream.jobs.kafka_rows import kafka_ordered
-from statestream.queries.bunching import QUERY
-from statestream.queries.bunching.processor import REJECTS_LINE, BunchingTopics
+from statestream.queries.bunching import QUERY, REJECTS_LINE, BunchingTopics
 
 FIGURE_COLUMNS = (
     "records long, no_fix long, stale long, malformed long, vehicles long, episodes long, "

@@ -6,6 +6,8 @@ the cells' windows; RocksDB state) → analytics.vehicle.cells, the late and dea
 (`job`: the Spark wiring; `rows`: output rows; `run geo` starts bunching beside it).
 """
 
+from dataclasses import dataclass
+
 from statestream.queries.definition import Figure, QueryDef
 
 QUERY = QueryDef(
@@ -45,3 +47,11 @@ QUERY = QueryDef(
     DIR-bunching beside --checkpoint DIR).
     """,
 )
+
+
+@dataclass(frozen=True)
+class GeoTopics:
+    cells: str
+    late: str
+    dead_letter: str
+    source: str

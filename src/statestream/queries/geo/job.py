@@ -19,9 +19,9 @@ from pyspark.sql.streaming import StreamingQuery
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.geo import GeoSpec
-from statestream.queries.geo import QUERY
+from statestream.queries.geo import QUERY, GeoTopics
 from statestream.queries.geo.input import kafka_positions
-from statestream.queries.geo.processor import CellWindowsProcessor, GeoTopics
+from statestream.queries.geo.processor import CellWindowsProcessor
 from statestream.queries.geo.rows import OUTPUT_SCHEMA
 from statestream.queries.stateful import check_checkpoint, observed, processed
 

@@ -16,11 +16,12 @@ variables' schemas), and pandas would add ~0.3–0.5 s to that start.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, LongType, StructField, StructType
+
+from statestream.queries.geo import GeoTopics
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,14 +35,6 @@ MAP_STATE = (
     StructType([StructField("start", LongType())]),
     StructType([StructField("cells", BinaryType())]),
 )
-
-
-@dataclass(frozen=True)
-class GeoTopics:
-    cells: str
-    late: str
-    dead_letter: str
-    source: str
 
 
 class CellWindowsProcessor(StatefulProcessor):

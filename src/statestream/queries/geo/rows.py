@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -22,9 +23,19 @@ from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo import CellWindows, GeoSpec, GeoStep, Positions, WindowCells, cell_records
 from statestream.geo.cells import NO_CELL, cell_names
 from statestream.jobs.kafka_rows import kafka_ordered
-from statestream.queries.geo import QUERY
+from statestream.queries.geo import QUERY, GeoTopics
 from statestream.queries.geo.decoding import vehicle_key
-from statestream.queries.geo.processor import CellWindowsProcessor, GeoTopics
+
+
+class CellState(Protocol):
+    """What a call needs of the processor (`processor.CellWindowsProcessor`): its spec and
+    topics, its windows' MapState and its handle (for the timers)."""
+
+    spec: GeoSpec
+    topics: GeoTopics
+    windows: Any
+    handle: Any
+
 
 FIGURE_COLUMNS = (
     "records long, positions long, no_fix long, late long, malformed long, cell_results long, "
@@ -33,9 +44,7 @@ FIGURE_COLUMNS = (
 OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)
 
 
-def cell_rows(
-    processor: CellWindowsProcessor, rows: Iterable[pd.DataFrame], watermark: int
-) -> pd.DataFrame:
+def cell_rows(processor: CellState, rows: Iterable[pd.DataFrame], watermark: int) -> pd.DataFrame:
     """The output rows of a call with input: `rows`, the decoded positions of a bucket."""
     frame = kafka_ordered(rows)
     out = _Output(processor.topics, processor.spec, watermark)
@@ -51,14 +60,12 @@ def cell_rows(
     return _windows_step(processor, frame, out)
 
 
-def expired_rows(processor: CellWindowsProcessor, watermark: int) -> pd.DataFrame:
+def expired_rows(processor: CellState, watermark: int) -> pd.DataFrame:
     """The output rows of a timer's call: the bucket's windows that the watermark passed."""
     return _windows_step(processor, _NO_ROWS, _Output(processor.topics, processor.spec, watermark))
 
 
-def _windows_step(
-    processor: CellWindowsProcessor, frame: pd.DataFrame, out: _Output
-) -> pd.DataFrame:
+def _windows_step(processor: CellState, frame: pd.DataFrame, out: _Output) -> pd.DataFrame:
     windows, loaded = _load(processor)
     step = windows.process(_positions(frame), out.watermark)
     _store(processor, windows, step, loaded)
@@ -67,7 +74,7 @@ def _windows_step(
     return out.frame()
 
 
-def _load(processor: CellWindowsProcessor) -> tuple[CellWindows, set[int]]:
+def _load(processor: CellState) -> tuple[CellWindows, set[int]]:
     stored = {
         int(start[0]): WindowCells.from_bytes(bytes(cells[0]))
         for start, cells in processor.windows.iterator()
@@ -75,9 +82,7 @@ def _load(processor: CellWindowsProcessor) -> tuple[CellWindows, set[int]]:
     return CellWindows(processor.spec, stored), set(stored)
 
 
-def _store(
-    processor: CellWindowsProcessor, windows: CellWindows, step: GeoStep, loaded: set[int]
-) -> None:
+def _store(processor: CellState, windows: CellWindows, step: GeoStep, loaded: set[int]) -> None:
     """Write the changed windows, delete the dropped ones, set timers for new ones."""
     spec = processor.spec
     for start in step.changed:

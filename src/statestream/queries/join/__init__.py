@@ -5,6 +5,8 @@ machine.data → `processor` (per call: decode, route, join; RocksDB state) → 
 late and the dead-letter topics (`job`: the Spark wiring; `rows`: a call's output rows).
 """
 
+from dataclasses import dataclass
+
 from statestream.queries.definition import Figure, QueryDef
 
 QUERY = QueryDef(
@@ -36,3 +38,12 @@ QUERY = QueryDef(
     malformed ones to the dead-letter topic, each batch in one Kafka transaction.
     """,
 )
+
+
+@dataclass(frozen=True)
+class OutputTopics:
+    pairs: str
+    late: str
+    dead_letter: str
+    source: str
+    envelope: str = "none"  # how the source's values are encoded

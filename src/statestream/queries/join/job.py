@@ -18,8 +18,8 @@ from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.join import SpecTemplate
-from statestream.queries.join import QUERY
-from statestream.queries.join.processor import ComplementJoinProcessor, OutputTopics
+from statestream.queries.join import QUERY, OutputTopics
+from statestream.queries.join.processor import ComplementJoinProcessor
 from statestream.queries.join.rows import OUTPUT_SCHEMA
 from statestream.queries.stateful import observed, processed
 

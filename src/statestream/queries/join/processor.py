@@ -14,26 +14,17 @@ and the decoders would add ~0.4 s to that start. `join_rows` is imported on the 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from statestream.jobs.stored_engines import MAP_STATE
+from statestream.queries.join import OutputTopics
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from statestream.join import SpecTemplate
-
-
-@dataclass(frozen=True)
-class OutputTopics:
-    pairs: str
-    late: str
-    dead_letter: str
-    source: str
-    envelope: str = "none"  # how the source's values are encoded
 
 
 class ComplementJoinProcessor(StatefulProcessor):

@@ -29,8 +29,7 @@ from statestream.join import (
     SpecTemplate,
 )
 from statestream.pair_json import pair_json_block
-from statestream.queries.join import QUERY
-from statestream.queries.join.processor import OutputTopics
+from statestream.queries.join import QUERY, OutputTopics
 
 FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
 OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)

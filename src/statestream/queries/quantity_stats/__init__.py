@@ -7,6 +7,8 @@ a call's output rows; `records`: their JSON; `spec`: the time rules; `reference`
 reference the tests hold the engine to).
 """
 
+from dataclasses import dataclass
+
 from statestream.queries.definition import Figure, QueryDef
 from statestream.sinks.line_protocol import PointShape
 
@@ -52,3 +54,12 @@ QUERY = QueryDef(
         ),
     ),
 )
+
+
+@dataclass(frozen=True)
+class QuantityTopics:
+    windows: str
+    late: str
+    dead_letter: str
+    source: str
+    envelope: str = "none"  # how the source's values are encoded

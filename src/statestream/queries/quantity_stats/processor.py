@@ -9,11 +9,12 @@ in a Python process of its own only to run `init`, which stays quick without pan
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+from statestream.queries.quantity_stats import QuantityTopics
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,15 +27,6 @@ MAP_STATE = (
     StructType([StructField("thing", StringType()), StructField("quantity", StringType())]),
     StructType([StructField("state", BinaryType())]),
 )
-
-
-@dataclass(frozen=True)
-class QuantityTopics:
-    windows: str
-    late: str
-    dead_letter: str
-    source: str
-    envelope: str = "none"  # how the source's values are encoded
 
 
 class QuantityStatisticsProcessor(StatefulProcessor):

@@ -17,8 +17,7 @@ import pandas as pd
 
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows
-from statestream.queries.quantity_stats import QUERY
-from statestream.queries.quantity_stats.processor import QuantityTopics
+from statestream.queries.quantity_stats import QUERY, QuantityTopics
 from statestream.queries.quantity_stats.records import late_records, window_records
 from statestream.queries.quantity_stats.spec import QuantitySpec
 from statestream.queries.quantity_stats.windows import QuantityStep, QuantityWindows

@@ -5,6 +5,8 @@ machine.out → `processor` (per call: the power series' windows; RocksDB state)
 statistics, alert, late and dead-letter topics (`job`: the Spark wiring; `rows`: output rows).
 """
 
+from dataclasses import dataclass
+
 from statestream.queries.definition import Figure, QueryDef
 
 QUERY = QueryDef(
@@ -42,3 +44,12 @@ QUERY = QueryDef(
     refines it; later records go to the late topic.
     """,
 )
+
+
+@dataclass(frozen=True)
+class StatsTopics:
+    stats: str
+    alerts: str
+    late: str
+    dead_letter: str
+    source: str

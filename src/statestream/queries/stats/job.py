@@ -24,8 +24,8 @@ from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.jobs.records import kafka_machine_records
 from statestream.queries.stateful import check_checkpoint, observed, processed
-from statestream.queries.stats import QUERY
-from statestream.queries.stats.processor import PowerStatisticsProcessor, StatsTopics
+from statestream.queries.stats import QUERY, StatsTopics
+from statestream.queries.stats.processor import PowerStatisticsProcessor
 from statestream.queries.stats.rows import OUTPUT_SCHEMA
 from statestream.stats import StatsSpec
 

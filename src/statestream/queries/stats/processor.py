@@ -12,11 +12,12 @@ decoders would add ~0.3–0.5 s to that start. `stats_rows` is imported on the f
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
+
+from statestream.queries.stats import StatsTopics
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,15 +31,6 @@ MAP_STATE = (
     StructType([StructField("thing", StringType()), StructField("component", StringType())]),
     StructType([StructField("state", BinaryType())]),
 )
-
-
-@dataclass(frozen=True)
-class StatsTopics:
-    stats: str
-    alerts: str
-    late: str
-    dead_letter: str
-    source: str
 
 
 class PowerStatisticsProcessor(StatefulProcessor):

@@ -19,8 +19,7 @@ import pandas as pd
 
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.jobs.record_decoding import decode_rows
-from statestream.queries.stats import QUERY
-from statestream.queries.stats.processor import StatsTopics
+from statestream.queries.stats import QUERY, StatsTopics
 from statestream.stats import (
     SeriesStep,
     SeriesWindows,
