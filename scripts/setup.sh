@@ -233,7 +233,7 @@ engine_loops() {
 # Written again when Java or a jar on the driver's class path changes; optional: a failure is a
 # warning and Spark starts without it.
 class_archive() {
-  .venv/bin/python -m statestream.jobs.class_archive
+  .venv/bin/python -m statestream.jobs.class_archive_setup
 }
 
 system_packages

@@ -45,3 +45,13 @@ def jar_dir(jars_dir: Path, name: str, required_prefix: str) -> Path:
     if not any(folder.glob(f"{required_prefix}*.jar")):
         raise EnvironmentProblem(f"the {name} jars are missing in {folder}: run `make setup`")
     return folder
+
+
+def spark_jars_dir() -> Path:
+    """The jars of the Spark in use: SPARK_HOME's, else the pinned PySpark's own."""
+    spark_home = os.environ.get("SPARK_HOME")
+    if spark_home and (Path(spark_home) / "jars").is_dir():
+        return Path(spark_home) / "jars"
+    import pyspark  # lazy: reading the environment should not import PySpark
+
+    return Path(pyspark.__file__).parent / "jars"

@@ -3,7 +3,7 @@
 A Spark driver loads and verifies some ten thousand classes before its first batch: on two
 cores that is several seconds of each start (a job, a restart after a crash, a test run).
 HotSpot's application class-data sharing (AppCDS) keeps them parsed and verified in an archive
-that later JVMs map. `make setup` writes one (`python -m statestream.jobs.class_archive`): a
+that later JVMs map. `make setup` writes one (`python -m statestream.jobs.class_archive_setup`): a
 short training run, a batch and a streaming complement join, is dumped at its exit
 (`-XX:ArchiveClassesAtExit`). `spark_session` then starts the driver with
 `-XX:SharedArchiveFile` when the archive of this Java and this class path exists.
@@ -23,8 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from statestream.config import Settings, load_settings
-from statestream.environment import find_java
+from statestream.config import Settings
+from statestream.environment import find_java, spark_jars_dir
 
 SUFFIX = ".jsa"
 _SHARING_FLAGS = ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare")
@@ -54,8 +54,6 @@ def archive_path(settings: Settings, options: dict[str, str]) -> Path:
 def fingerprint(options: dict[str, str]) -> str:
     """A hash of the Java installation and of the jars a driver started with `options` loads:
     Spark's own, `spark.jars` and `spark.driver.extraClassPath`."""
-    from statestream.jobs.session import spark_jars_dir
-
     digest = hashlib.sha256()
     java = Path(find_java()).resolve()
     home = java.parent.parent
@@ -107,31 +105,3 @@ def write_archive(target: Path) -> None:
     for stale in folder.glob(f"driver-*{SUFFIX}"):
         if stale != target:
             stale.unlink()
-
-
-def main() -> int:
-    """`make setup`'s step: the archive written unless it exists; one line either way."""
-    settings = load_settings()
-    if not settings.spark.class_archive:
-        print("setup: JVM class archive: off (spark.class_archive is false)")
-        return 0
-    from statestream.jobs.session import spark_options
-
-    target = archive_path(settings, spark_options(settings, new_driver=True))
-    if target.is_file():
-        print(f"setup: JVM class archive {target.name} is up to date")
-        return 0
-    print("setup: writing the driver JVM's class archive (a short Spark training run)", flush=True)
-    try:
-        write_archive(target)
-    except (RuntimeError, OSError, ValueError) as problem:
-        # an optimisation only: Spark starts without it, a few seconds slower
-        print(f"setup: warning: no JVM class archive: {problem}")
-        return 0
-    size_mb = target.stat().st_size / 1e6
-    print(f"setup: JVM class archive {target.name} written ({size_mb:.0f} MB)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

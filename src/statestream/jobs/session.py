@@ -19,7 +19,7 @@ from pyspark.sql import SparkSession
 
 from statestream.config import LOCAL_HOSTS, Settings
 from statestream.config.sections import jvm_memory_size
-from statestream.environment import find_java, jar_dir
+from statestream.environment import find_java, jar_dir, spark_jars_dir
 from statestream.errors import EnvironmentProblem
 from statestream.jobs import class_archive
 from statestream.spark import patches
@@ -180,15 +180,6 @@ def _artifact(file_name: str) -> str:
     """`kafka-clients` for `kafka-clients-3.9.1.jar`: the jar's name without its version."""
     match = _JAR_NAME.match(file_name)
     return match.group("artifact") if match else file_name
-
-
-def spark_jars_dir() -> Path:
-    spark_home = os.environ.get("SPARK_HOME")
-    if spark_home and (Path(spark_home) / "jars").is_dir():
-        return Path(spark_home) / "jars"
-    import pyspark
-
-    return Path(pyspark.__file__).parent / "jars"
 
 
 def _left_to_us_by_spark_submit(options: dict[str, str]) -> dict[str, str]:
