@@ -11,12 +11,12 @@ from statestream.environment import find_java
 from statestream.errors import EnvironmentProblem
 from statestream.jobs.session import (
     RAISED_JIT_THRESHOLDS,
-    ROCKSDB_PROVIDER,
     connector_jars,
     spark_options,
     spark_session,
     statestream_jars,
 )
+from statestream.spark.stored_engines import ROCKSDB_PROVIDER
 
 
 def _jars(folder: Path, *names: str) -> None:

@@ -10,10 +10,10 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.types import _parse_datatype_string
 
-from statestream.jobs.stored_engines import MAP_STATE as JOIN_MAP_STATE
 from statestream.queries.bunching.processor import VALUE_STATE
 from statestream.queries.geo.processor import MAP_STATE as GEO_MAP_STATE
 from statestream.queries.stats.processor import MAP_STATE as STATS_MAP_STATE
+from statestream.spark.stored_engines import MAP_STATE as JOIN_MAP_STATE
 
 # each state variable: name, then the DDL its schemas had before they were types
 AS_DDL = [

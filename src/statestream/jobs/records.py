@@ -12,7 +12,7 @@ from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
 from statestream.config import Settings
 from statestream.jobs.kafka_input import committed_stream
-from statestream.spark.patches.bucket_labels import bucket_labels
+from statestream.spark.bucket_labels import bucket_labels
 
 MACHINE_RECORD_SCHEMA = StructType(
     [
@@ -41,7 +41,7 @@ def kafka_machine_records(
     records always meet in the same one. The processors decode the values
     (`jobs.record_decoding`), which checks that a record's key is its `thing.quantity`. The
     buckets' labels are spread evenly over the shuffle partitions
-    (`statestream.spark.patches.bucket_labels`).
+    (`statestream.spark.bucket_labels`).
     """
     rows = committed_stream(
         spark,

@@ -23,8 +23,8 @@ from statestream.environment import find_java, jar_dir, spark_jars_dir
 from statestream.errors import EnvironmentProblem
 from statestream.jobs import class_archive
 from statestream.spark import patches
+from statestream.spark.stored_engines import ROCKSDB_PROVIDER
 
-ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 _JAR_NAME = re.compile(r"^(?P<artifact>.+?)-(?P<version>\d+(?:\.\d+)+[^/]*)\.jar$")
 
 

@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from statestream.errors import SchemaError
-from statestream.spark.patches.bucket_labels import bucket_labels
+from statestream.spark.bucket_labels import bucket_labels
 
 TIME_UNITS = {"ms": 1.0, "s": 1000.0}  # numeric time columns: factor to epoch ms
 _MICROS_TO_MS = 0.001

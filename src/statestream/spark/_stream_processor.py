@@ -4,7 +4,7 @@ At each query's start Spark's driver runs a Python process of its own that unpic
 processor only to call `init` (the state variables' schemas). This module, and what the
 processor holds (the specs and the bucket join's settings as plain values, not the
 `BucketJoin`), import no pandas, pyarrow or compiled engine: with them that start took ~1 s
-longer. What a call does is `stream_join.joined_bucket`, imported on the first call.
+longer. What a call does is `_stream_bucket.joined_bucket`, imported on the first call.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.jobs.stored_engines import MAP_STATE
+from statestream.spark.stored_engines import MAP_STATE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,7 +39,7 @@ class StreamBucketJoin(StatefulProcessor):
         self.things = handle.getMapState(*MAP_STATE)
 
     def handleInputRows(self, key, rows, timerValues) -> Iterator[pd.DataFrame]:
-        from statestream.spark.stream_join import joined_bucket
+        from statestream.spark._stream_bucket import joined_bucket
 
         yield joined_bucket(rows, self.things, self.specs, self.join_settings)
 

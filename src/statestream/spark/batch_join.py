@@ -34,7 +34,8 @@ from statestream.spark._batch_input import (
 )
 from statestream.spark._bucket_join import BucketJoin
 from statestream.spark._pair_rows import by_spec_index, output_schema, pairs, rejected_rows
-from statestream.spark.stream_join import specs_for, streaming_join
+from statestream.spark._stream_bucket import specs_for
+from statestream.spark.stream_join import streaming_join
 
 DEFAULT_BUCKETS = 200
 

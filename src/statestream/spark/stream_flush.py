@@ -5,7 +5,7 @@ pairs that wait for records that will never come stay in the engines' state. `fl
 reads that state from the query's checkpoint with Spark's state data source (format
 `statestore`, the MapState `things` of the `transformWithStateInPandas` operator, found by the
 checkpoint's operator metadata (format `state-metadata`): one row per
-thing, its engines packed by result name, `jobs.stored_engines`), finishes every thing's
+thing, its engines packed by result name, `spark.stored_engines`), finishes every thing's
 engines on the executors, one bucket per group, and returns their pairs in `complement_join`'s
 columns. So the stream's pairs and the flush's together are the batch join's with flush.
 
@@ -29,13 +29,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from statestream.errors import ConfigError
-from statestream.jobs.stored_engines import MAP_STATE
 from statestream.join import JoinSpec, SpecTemplate, restore_state, unpack_states
 from statestream.spark._batch_input import InputColumns, check_schema
 from statestream.spark._bucket_join import BucketJoin, new_router
 from statestream.spark._pair_rows import output_schema, pairs
+from statestream.spark._stream_bucket import NAME_COLUMNS, with_spec_names
 from statestream.spark.batch_join import with_defaults
-from statestream.spark.stream_join import NAME_COLUMNS, with_spec_names
+from statestream.spark.stored_engines import MAP_STATE
 
 STATE_FORMAT = "statestore"  # Spark's state data source (reads transformWithState variables)
 METADATA_FORMAT = "state-metadata"  # the operators of a checkpoint and their state variables

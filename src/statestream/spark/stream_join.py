@@ -2,7 +2,7 @@
 
 Things are bucketed as in batch (`_batch_input.bucketed`); each bucket's micro-batch goes through
 a `transformWithStateInPandas` processor that keeps every thing's engines in a MapState
-(`jobs.stored_engines`, as `statestream run join` does) and joins the batch's records, in arrival
+(`spark.stored_engines`, as `statestream run join` does) and joins the batch's records, in arrival
 order, with a `JoinRouter` (`_bucket_join.BucketJoin`). The pairs come out as soon as they are
 certain: over any split of the input into micro-batches they are the batch join's pairs without
 flush. A stream never ends, so there is no flush: the pairs still pending are released by later
@@ -18,25 +18,22 @@ epoch seconds (`time_unit="s"`) only in most cases.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import pandas as pd
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from statestream.errors import ConfigError
-from statestream.jobs.session import ROCKSDB_PROVIDER
-from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import JoinSpec, SpecTemplate
 from statestream.spark._batch_input import InputColumns, TimeKind, bucketed, rejection_reason
-from statestream.spark._bucket_join import PAIR, BucketJoin, new_router
+from statestream.spark._bucket_join import BucketJoin
 from statestream.spark._pair_rows import output_schema, pairs, rejected_rows
+from statestream.spark._stream_bucket import NAME_COLUMNS
 from statestream.spark._stream_processor import StreamBucketJoin
+from statestream.spark.stored_engines import ROCKSDB_PROVIDER
 
 _STATE_STORE_CONF = "spark.sql.streaming.stateStore.providerClass"
-NAME_COLUMNS = {"left": "left_q", "right": "right_q", "result": "result_q"}
 
 
 def streaming_join(
@@ -84,49 +81,6 @@ def check_state_store(spark: SparkSession) -> None:
             "complement_join on a streaming DataFrame needs the RocksDB state store: "
             f'spark.conf.set("{_STATE_STORE_CONF}", "{ROCKSDB_PROVIDER}")'
         )
-
-
-def joined_bucket(
-    rows: Iterable[pd.DataFrame],
-    things_state,
-    specs: Sequence[JoinSpec | SpecTemplate],
-    join_settings: dict[str, Any],
-) -> pd.DataFrame:
-    """One call of `StreamBucketJoin`: the output rows of a bucket's micro-batch `rows`, its
-    things' engines kept in `things_state` (the processor's MapState).
-
-    Templates are expanded with the call's quantities (a thing's engine of a spec is stored by
-    the spec's result name); pair rows carry their spec's quantities in `NAME_COLUMNS`.
-    """
-    frame = pd.concat(list(rows), ignore_index=True)
-    frame = BucketJoin([], **join_settings).in_arrival_order(frame)
-    concrete = specs_for(specs, frame["quantity"].unique().tolist())
-    join = BucketJoin(concrete, **join_settings)
-    stored = StoredEngines(things_state)
-    if concrete:
-        stored.prefetch(frame["thing"].unique().tolist())
-    router = new_router(concrete, load_states=stored.states_loader(concrete))
-    step = join.process(router, frame)
-    stored.save_router(router, concrete)
-    return with_spec_names(join.output([step], frame), concrete)
-
-
-def specs_for(specs: Sequence[JoinSpec | SpecTemplate], quantities: list[str]) -> list[JoinSpec]:
-    """The concrete specs: the `JoinSpec`s, and the templates expanded with `quantities`."""
-    concrete: list[JoinSpec] = []
-    for spec in specs:
-        concrete += [spec] if isinstance(spec, JoinSpec) else spec.specs_for(quantities)
-    return list(dict.fromkeys(concrete))
-
-
-def with_spec_names(out: pd.DataFrame, specs: list[JoinSpec]) -> pd.DataFrame:
-    """`out` with the quantities of each pair's spec in `NAME_COLUMNS` (null on other rows)."""
-    is_pair = (out["kind"] == PAIR).to_numpy() if "kind" in out else np.ones(len(out), bool)
-    index = pd.to_numeric(out["spec"]).fillna(0).to_numpy(dtype=np.int64)
-    for role, column in NAME_COLUMNS.items():
-        names = np.array([getattr(spec, role) for spec in specs] + [None], dtype=object)
-        out[column] = np.where(is_pair, names[index], None)
-    return out
 
 
 def _relevant(specs: Sequence[JoinSpec | SpecTemplate], quantity: Column) -> Column:

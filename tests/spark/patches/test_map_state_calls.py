@@ -22,9 +22,9 @@ from pyspark.sql.streaming.stateful_processor import MapState
 from pyspark.sql.streaming.stateful_processor_api_client import StatefulProcessorApiClient
 from pyspark.sql.types import LongType, StructField, StructType
 
-from statestream.jobs.stored_engines import MAP_STATE, StoredEngines
 from statestream.spark.patches import map_state_calls
 from statestream.spark.patches.map_state_calls import MapStateCalls
+from statestream.spark.stored_engines import MAP_STATE, StoredEngines
 from statestream.testing import InMemoryMapState
 
 NAME, KEY, VALUE = MAP_STATE

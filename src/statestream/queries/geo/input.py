@@ -3,7 +3,7 @@
 Kafka rows (read_committed) → a `mapInPandas` that decodes the values and places each position
 in its H3 cell (`queries.geo.decoding`) → a bucket per row: a hash of the cell modulo `buckets`
 (of the Kafka offset for a refused value or a position without a fix, which only need counting
-or dead-lettering), labelled as `statestream.spark.patches.bucket_labels` spreads them.
+or dead-lettering), labelled as `statestream.spark.bucket_labels` spreads them.
 
 **The watermark.** Spark's query watermark (`withWatermark`) is the one of the thesis: the
 largest event time seen in earlier micro-batches minus `disorder`. Spark keeps it in the offset
@@ -28,7 +28,7 @@ from statestream.config import Settings
 from statestream.ingest.envelope import Envelope
 from statestream.jobs.kafka_input import committed_stream
 from statestream.queries.geo.decoding import decode_positions
-from statestream.spark.patches.bucket_labels import bucket_labels
+from statestream.spark.bucket_labels import bucket_labels
 
 WATERMARK_SHIFT_MS = 36_500 * 86_400_000  # 100 years
 DECODED_SCHEMA = (

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from statestream.jobs.stored_engines import MAP_STATE
 from statestream.queries.join import OutputTopics
+from statestream.spark.stored_engines import MAP_STATE
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,7 +17,6 @@ import pandas as pd
 from statestream.bad_input import dead_letter, late_record, to_json
 from statestream.exactly_once.packed_rows import OutputRows, output_schema, value_runs
 from statestream.jobs.record_decoding import KafkaRecords, decode_rows
-from statestream.jobs.stored_engines import StoredEngines
 from statestream.join import (
     DUPLICATE,
     LATE,
@@ -30,6 +29,7 @@ from statestream.join import (
 )
 from statestream.pair_json import pair_json_block
 from statestream.queries.join import QUERY, OutputTopics
+from statestream.spark.stored_engines import StoredEngines
 
 FIGURE_COLUMNS = "records long, duplicates long, state_records long, max_event_time double"
 OUTPUT_SCHEMA = output_schema(FIGURE_COLUMNS)

@@ -11,7 +11,8 @@
 - `freed_memory`: Spark's Python workers keep the memory they free for their next batch
   (glibc's malloc thresholds), installed by that daemon before it forks them;
 - `local_fs`: a local master's checkpoints written through `jvm/local-fs` (driver class path);
-- `bucket_labels`: the jobs' bucket labels, spread evenly by Spark's own hash partitioning.
+- `bucket_labels` (`statestream.spark.bucket_labels`, not a patch: a state-key contract): the
+  jobs' bucket labels, spread evenly by Spark's own hash partitioning; checked here.
 
 The switch is the setting `spark.patches` (`STATESTREAM_SPARK__PATCHES=false`): off, Spark runs
 this Python itself, its own `pyspark.daemon`, PySpark's own grouping and state calls and
@@ -50,8 +51,8 @@ def spark_conf(settings: Settings, *, new_driver: bool = False) -> dict[str, str
     local master's checkpoints can go through `jvm/local-fs`. Each patch that is off is logged
     once as a warning (see the module's documentation).
     """
+    from statestream.spark import bucket_labels
     from statestream.spark.patches import (
-        bucket_labels,
         freed_memory,
         grouped_rows,
         local_fs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql.types import BinaryType, StringType, StructField, StructType
 
-from statestream.jobs.stored_engines import MAP_STATE
+from statestream.spark.stored_engines import MAP_STATE
 
 
 def test_the_map_state_keeps_the_layout_of_its_ddl_schemas() -> None:

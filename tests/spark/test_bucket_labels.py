@@ -8,7 +8,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from statestream.spark.patches.bucket_labels import bucket_labels, spark_partition
+from statestream.spark.bucket_labels import bucket_labels, spark_partition
 
 
 @pytest.mark.parametrize("buckets", [1, 2, 8, 12, 64, 100])

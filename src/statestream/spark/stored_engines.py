@@ -24,6 +24,9 @@ from statestream.spark.patches.map_state_calls import MapStateCalls
 if TYPE_CHECKING:
     from statestream.join.router import JoinRouter
 
+# the state store the engines live in (`jobs.session` sets it; `complement_join` requires it)
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
 # name, key and value schemas: the DDL "thing string" and "engines binary" as types, for a DDL
 # string costs a round trip to the JVM's SQL parser in every task, twice (getMapState, MapState)
 MAP_STATE = (

@@ -2,13 +2,15 @@
 
 The Spark jobs group many things into one stateful call per bucket (`jobs.records`); each bucket
 is named by a label computed here with Spark's own partitioning hash (Murmur3_x86_32, seed 42,
-as `HashPartitioning` computes it). Unlike the other patches it changes nothing in Spark and is
-never turned off, not even by `spark.patches`: the labels are the keys of the jobs' state, so
-other labels would orphan the state of every checkpoint. On a PySpark it was not checked
-against it only warns that the spread may be uneven.
+as `HashPartitioning` computes it). It is a state-key contract, not a patch: it changes nothing
+in Spark and is never turned off, not even by `spark.patches`, for the labels are the keys of the
+jobs' state and other labels would orphan the state of every checkpoint. On a PySpark it was not
+checked against, `spark.patches.spark_conf` only warns that the spread may be uneven.
 """
 
 from __future__ import annotations
+
+from statestream.spark.patches._checks import unsupported
 
 NAME = "bucket_labels"
 WRITTEN_FOR = "4."  # HashPartitioning's Murmur3 with seed 42, checked against Spark in the tests
@@ -16,8 +18,6 @@ WRITTEN_FOR = "4."  # HashPartitioning's Murmur3 with seed 42, checked against S
 
 def applies() -> str | None:
     """None when this PySpark's hash partitioning is the one the labels were checked against."""
-    from statestream.spark.patches._checks import unsupported
-
     return unsupported(WRITTEN_FOR)
 
 
