@@ -26,9 +26,9 @@ from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from statestream.codecs.formats import MalformedRow, read_wide_row
 from statestream.config import Settings
 from statestream.errors import ServiceError
-from statestream.formats import MalformedRow, read_wide_row
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines
 from statestream.ingest.connector_process import ConnectorProcess
 from statestream.ingest.mqtt import MqttConnection, forget_session

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 from confluent_kafka import Producer
 
+from statestream.codecs.formats import RecordColumns, json_number, parse_line
 from statestream.config import Settings
-from statestream.formats import RecordColumns, json_number, parse_line
 from statestream.join import JoinRouter, JoinSpec, RoutedStep
 
 SAMPLE = Path(__file__).resolve().parents[1] / "src/statestream/data/machine_events.jsonl"

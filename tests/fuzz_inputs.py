@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from statestream.bad_input import (
+from statestream.codecs.bad_input import (
     DEAD_LETTER_FIELDS,
     LATE_FIELDS,
     RAW_LIMIT_BYTES,

@@ -17,11 +17,13 @@ _PART = """
 import signal, sys, time
 from statestream.demo import stop_when_demo_ends
 stop_when_demo_ends()
-interrupts = 0
-print("waiting", flush=True)
+interrupts, announced = 0, False
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline:
-    try:
+    try:  # "waiting" inside the try: a SIGINT right after it is counted, not a crash
+        if not announced:
+            announced = True
+            print("waiting", flush=True)
         time.sleep(0.05)
     except KeyboardInterrupt:
         interrupts += 1

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from statestream.formats import RecordColumns, parse_line
+from statestream.codecs.formats import RecordColumns, parse_line
 from statestream.join import JoinSpec
 from statestream.offline_join import join_lines
 from statestream.testing import brute_force_join, classify, count_verdicts

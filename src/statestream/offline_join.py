@@ -13,10 +13,10 @@ from typing import IO
 
 import numpy as np
 
-from statestream.bad_input import late_record, to_json
-from statestream.formats import RecordColumns, parse_line
+from statestream.codecs.bad_input import late_record, to_json
+from statestream.codecs.formats import RecordColumns, parse_line
+from statestream.codecs.pair_json import pair_json_lines
 from statestream.join import DUPLICATE, LATE, MALFORMED, JoinRouter, JoinSpec, RoutedStep
-from statestream.pair_json import pair_json_lines
 
 CHUNK_LINES = 50_000
 
@@ -108,7 +108,7 @@ class _Run:
 
 
 def _late_json(source, thing, series, spec, columns, row, watermark) -> str:
-    """The late record (`statestream.bad_input`) of input line `columns.lines[row]`."""
+    """The late record (`statestream.codecs.bad_input`) of input line `columns.lines[row]`."""
     record = late_record(
         "join",
         thing=thing,

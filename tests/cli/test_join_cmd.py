@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from statestream.bad_input import LATE_FIELDS
 from statestream.cli import app
+from statestream.codecs.bad_input import LATE_FIELDS
 
 runner = CliRunner()
 

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from statestream.codecs.pair_json import pair_json_block, pair_json_lines, pair_json_texts
 from statestream.exactly_once.packed_rows import OutputRows, records, value_runs
 from statestream.join import CodedNames, JoinedPairs, JoinSpec
-from statestream.pair_json import pair_json_block, pair_json_lines, pair_json_texts
 
 SPEC = JoinSpec("actSpeed_C11", "vaTorque_C11", "vaPower_C11", function="power")
 

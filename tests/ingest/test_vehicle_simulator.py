@@ -137,7 +137,7 @@ def _epoch_s(tst: str) -> int:
 
 
 def test_a_live_schedule_lets_a_message_go_when_it_is_due() -> None:
-    from statestream.bad_input import now_ms
+    from statestream.codecs.bad_input import now_ms
     from statestream.ingest.simulate_vehicles import LiveSchedule
 
     now = now_ms()

@@ -11,7 +11,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from statestream.bad_input import DEAD_LETTER_FIELDS
+from statestream.codecs.bad_input import DEAD_LETTER_FIELDS
 from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.queries.bunching import QUERY

@@ -9,8 +9,8 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from pyspark.sql import SparkSession
 
+from statestream.codecs.formats import RecordColumns, parse_line
 from statestream.config import Settings
-from statestream.formats import RecordColumns, parse_line
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 from statestream.jobs.demo_counts import run_demo_counts
 from statestream.services import grant_topics

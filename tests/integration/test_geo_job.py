@@ -14,7 +14,7 @@ import orjson
 import pandas as pd
 import pytest
 
-from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
+from statestream.codecs.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.queries.geo import QUERY

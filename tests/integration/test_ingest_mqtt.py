@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from statestream.bad_input import DEAD_LETTER_FIELDS
+from statestream.codecs.bad_input import DEAD_LETTER_FIELDS
 from statestream.config import Settings
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines, run_simulation
 from statestream.ingest.connector_process import ConnectorProcess

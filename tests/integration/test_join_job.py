@@ -11,9 +11,9 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
+from statestream.codecs.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
+from statestream.codecs.formats import RecordColumns, parse_line
 from statestream.config import Settings
-from statestream.formats import RecordColumns, parse_line
 from statestream.jobs.status import STOPPED, QueryStatus, read_statuses, status_folder
 from statestream.join import SpecTemplate
 from statestream.offline_join import join_lines

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from confluent_kafka import Producer
 
-from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
+from statestream.codecs.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.queries.quantity_stats import QUERY
 from statestream.queries.quantity_stats.job import QuantityStatsOptions, start_quantity_stats_query

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from confluent_kafka import Producer
 
-from statestream.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
+from statestream.codecs.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.config import Settings
 from statestream.queries.stats import QUERY
 from statestream.queries.stats.job import StatsJobOptions, start_stats_query

@@ -23,7 +23,7 @@ import pandas as pd
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from statestream.bad_input import dead_letter, to_json
+from statestream.codecs.bad_input import dead_letter, to_json
 from statestream.exactly_once.packed_rows import records
 from statestream.ingest import MachineRecord, codec_for
 from statestream.jobs.record_decoding import decode_rows

@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statestream.jobs.kafka_rows import arrow_column, kafka_order, kafka_ordered, python_objects
+from statestream.codecs.kafka_rows import arrow_column, kafka_order, kafka_ordered, python_objects
 
 positions = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 10**12)), min_size=1, unique=True)
 

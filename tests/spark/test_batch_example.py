@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from statestream.formats import RecordColumns, parse_line
+from statestream.codecs.formats import RecordColumns, parse_line
 from statestream.join import JoinRouter, SpecTemplate
 
 pytestmark = pytest.mark.integration

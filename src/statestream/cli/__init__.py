@@ -27,7 +27,7 @@ from statestream.cli import (
     report_cmd,
     run_cmd,
     services_cmd,
-    simulate_cmd,
+    simulate_vehicles_cmd,
     status_cmd,
     topics_cmd,
 )
@@ -45,7 +45,7 @@ bench_spark_cmd.register(app)
 services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
-simulate_cmd.register(app)
+simulate_vehicles_cmd.register(app)  # the `simulate` group, machines and vehicles
 connect_cmd.register(app)
 report_cmd.register(app)
 run_cmd.register(app)

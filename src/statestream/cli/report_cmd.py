@@ -11,7 +11,7 @@ from rich.table import Table
 
 from statestream.cli._common import console, err_console, settings_from
 from statestream.ingest import SAMPLE_FILE, file_lines
-from statestream.ingest.log_size import (
+from statestream.services.log_size import (
     COMPRESSIONS,
     encoded_sizes,
     measure_kafka_logs,

@@ -138,10 +138,3 @@ def _loops(text: str) -> int | None:
     if not text.isdigit() or int(text) < 1:
         raise InputError(f"--loop takes a number of passes (1 or more) or forever, not {text!r}")
     return int(text)
-
-
-def register(app: typer.Typer) -> None:
-    """`simulate` is a group: `machines` (this command, the default) and `vehicles`."""
-    from statestream.cli.simulate_vehicles_cmd import register_group
-
-    register_group(app, simulate)

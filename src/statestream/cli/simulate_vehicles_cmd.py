@@ -6,15 +6,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import TextColumn
 from typer.core import TyperGroup
 
 from statestream.cli._common import console, rate_progress, settings_from
-from statestream.cli.simulate_cmd import SimulationTarget, delivery_summary
+from statestream.cli.simulate_cmd import SimulationTarget, delivery_summary, simulate
 from statestream.errors import InputError
 from statestream.ingest.simulate import SimulationResult
 from statestream.ingest.simulate_vehicles import (
@@ -122,13 +121,13 @@ class _MachinesByDefault(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-def register_group(app: typer.Typer, simulate_machines: Callable[..., Any]) -> None:
-    """`simulate` with its commands `machines` (the default) and `vehicles`."""
+def register(app: typer.Typer) -> None:
+    """`simulate` is a group: `machines` (`simulate_cmd`, the default) and `vehicles` (here)."""
     group = typer.Typer(
         cls=_MachinesByDefault,
         help="Simulate sources: machines replaying real rows (the default command: `simulate "
         "[FILE]` is `simulate machines [FILE]`), or HSL vehicles publishing HFP positions.",
     )
-    group.command("machines")(simulate_machines)
+    group.command("machines")(simulate)
     group.command("vehicles")(simulate_vehicles)
     app.add_typer(group, name="simulate")

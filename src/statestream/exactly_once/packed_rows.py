@@ -32,10 +32,9 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from statestream.bad_input import Stage, dead_letter, to_json
-from statestream.jobs.kafka_rows import python_objects
+from statestream.codecs.bad_input import REJECT_COLUMNS, Stage, dead_letter, to_json
+from statestream.codecs.kafka_rows import python_objects
 
-REJECT_COLUMNS = ("reason", "raw", "partition", "offset")  # a decoder's rejects
 PACKED_COLUMNS = "kind string, topic string, count long, keys string, values binary"
 
 
@@ -82,7 +81,7 @@ class OutputRows:
     ) -> None:
         """A decoder's rejects (columns reason, raw, partition, offset) as dead letters.
 
-        Kind `malformed`, no key, one record of `statestream.bad_input`'s shape per reject.
+        Kind `malformed`, no key, one record of `statestream.codecs.bad_input`'s shape per reject.
         """
         if rejects.empty:  # the usual case: not even itertuples' row type to make
             return

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import orjson
 
-from statestream.formats import MalformedRow, read_wide_row
+from statestream.codecs.formats import MalformedRow, read_wide_row
 from statestream.ingest.base import EventRejected, MachineRecord, Processor, RawEvent
 
 

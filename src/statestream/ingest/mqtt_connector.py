@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
-from statestream.bad_input import now_ms
+from statestream.codecs.bad_input import now_ms
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import Connector, RawEvent

@@ -4,7 +4,7 @@ track delivery.
 A pipeline has one route per use case (`routes`: MQTT topic filter → processor, Kafka topic,
 encoding); an event goes to the first route whose filter matches its source topic, or, with a
 single route, to that one. Every event ends in Kafka: as its records on its route's topic, or as
-one dead-letter record (raw payload, source, reason; `statestream.bad_input`) when it is too
+one dead-letter record (raw payload, source, reason; `statestream.codecs.bad_input`) when it is too
 large, no route takes it or the processor rejects it. `poll` returns the events that are
 completely in Kafka, in the order they were submitted, so a connector can acknowledge them to its
 source in receipt order.
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError, Message
 
-from statestream.bad_input import dead_letter, to_json
+from statestream.codecs.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import EventRejected, Processor, RawEvent
@@ -174,7 +174,7 @@ class IngestPipeline:
 
 
 def dead_letter_value(event: RawEvent, rejected: EventRejected, raw_limit: int) -> bytes:
-    """The dead letter of a rejected event (`statestream.bad_input`), stage "ingest".
+    """The dead letter of a rejected event (`statestream.codecs.bad_input`), stage "ingest".
 
     No partition or offset (an MQTT message has none); `ingested_at` is the receive time and the
     stage's own field `kind` the rule the event broke.

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from statestream.bad_input import now_ms
+from statestream.codecs.bad_input import now_ms
 from statestream.errors import InputError
 from statestream.ingest.base import Connector, RawEvent
 from statestream.ingest.pipeline import IngestPipeline

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from statestream.bad_input import now_ms
+from statestream.codecs.bad_input import now_ms
 from statestream.config import Settings
 from statestream.ingest.hfp import TOPIC_FILTER
 from statestream.ingest.pipeline import routes_pipeline

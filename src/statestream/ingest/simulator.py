@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from statestream.formats import WIDE_ROW_NON_QUANTITIES, MalformedRow, normalise_time_ms
+from statestream.codecs.formats import WIDE_ROW_NON_QUANTITIES, MalformedRow, normalise_time_ms
 
 LOOP_GAP_MS = 1000  # between the last row of one pass and the first of the next
 CLONE_SHIFT_MAX_MS = 60_000  # a clone's series is shifted by up to this much

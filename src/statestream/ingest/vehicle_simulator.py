@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import orjson
 
-from statestream.bad_input import now_ms
+from statestream.codecs.bad_input import now_ms
 from statestream.ingest.helsinki_network import Path, Route, network
 from statestream.ingest.hfp import geohash, geohash_level, hfp_topic
 

@@ -6,7 +6,7 @@ One decoder serves all three envelopes (`settings.ingest.envelope`, see
 `statestream.ingest.envelope`):
 
 - `none`: plain record JSON `{thing, quantity, phenomenonTime, result}`. A compiled loop reads
-  the values in place from Arrow's buffers (`statestream.json_records`), with no Python object
+  the values in place from Arrow's buffers (`codecs.json_records`), with no Python object
   per record; the values it cannot vouch for go the per-value way below, which knows reasons;
 - `json`: the `Event` envelope in protobuf's JSON mapping, value by value;
 - `protobuf`: the `Event` envelope as protobuf binary, value by value.
@@ -41,11 +41,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from statestream.exactly_once.packed_rows import REJECT_COLUMNS
-from statestream.formats import narrow_record
-from statestream.jobs.kafka_rows import arrow_column, kafka_order
+from statestream.codecs.bad_input import REJECT_COLUMNS
+from statestream.codecs.formats import narrow_record
+from statestream.codecs.json_records import scan_records
+from statestream.codecs.kafka_rows import arrow_column, kafka_order
 from statestream.join import CodedNames
-from statestream.json_records import scan_records
 
 RecordOrReason = tuple[str, str, float, float] | str
 
@@ -109,7 +109,7 @@ class KafkaRecords:
 def decode_rows(frames: Iterable[pd.DataFrame], envelope: str) -> tuple[KafkaRecords, pd.DataFrame]:
     """Kafka rows (frames of key, value, partition, offset, in any order) → (records, rejects),
     both in Kafka order; rejects: reason, raw (the Kafka value as it came, bytes or None:
-    `statestream.bad_input.dead_letter` turns it into text), partition, offset.
+    `statestream.codecs.bad_input.dead_letter` turns it into text), partition, offset.
 
     Keys and values may be Arrow-backed (`spark.patches.grouped_rows` gives them so) or Python
     objects (bytes; a key may be a str)."""

@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from statestream.bad_input import Stage
+from statestream.codecs.bad_input import Stage
 from statestream.jobs.status import batch_figures, batch_line
 from statestream.sinks.line_protocol import PointShape
 

@@ -11,8 +11,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from statestream.codecs.formats import WIDE_ROW_NON_QUANTITIES
 from statestream.errors import SchemaError
-from statestream.formats import WIDE_ROW_NON_QUANTITIES
 
 
 def observations(

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from statestream.bad_input import late_series_records
+from statestream.codecs.bad_input import late_series_records
 from statestream.stats.spec import LEVEL_LABELS, StatsSpec
 
 Record = tuple[str, str]  # (key, JSON value)
@@ -78,7 +78,7 @@ def late_records(
     spec: StatsSpec,
     origins: Sequence[tuple[str, int, int]],
 ) -> list[Record]:
-    """Late power records (`statestream.bad_input.late_series_records`, stage "stats")."""
+    """Late power records (`statestream.codecs.bad_input.late_series_records`, stage "stats")."""
     return late_series_records(
         "stats", thing, quantity, times, values, watermarks, origins, spec.allowed_lateness_ms
     )

@@ -16,9 +16,9 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from statestream.codecs.kafka_rows import kafka_ordered
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo.bunching import BunchingAlert, BunchingSpec, BunchingStep, LineBunching
-from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.queries.bunching import QUERY, REJECTS_LINE, BunchingTopics
 
 FIGURE_COLUMNS = (

@@ -18,11 +18,11 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from statestream.bad_input import late_record, to_json
+from statestream.codecs.bad_input import late_record, to_json
+from statestream.codecs.kafka_rows import kafka_ordered
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.geo import CellWindows, GeoSpec, GeoStep, Positions, WindowCells, cell_records
 from statestream.geo.cells import NO_CELL, cell_names
-from statestream.jobs.kafka_rows import kafka_ordered
 from statestream.queries.geo import QUERY, GeoTopics
 from statestream.queries.geo.decoding import vehicle_key
 

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from statestream.bad_input import dead_letter, late_record, to_json
+from statestream.codecs.bad_input import dead_letter, late_record, to_json
+from statestream.codecs.pair_json import pair_json_block
 from statestream.exactly_once.packed_rows import OutputRows, output_schema, value_runs
 from statestream.jobs.record_decoding import KafkaRecords, decode_rows
 from statestream.join import (
@@ -27,7 +28,6 @@ from statestream.join import (
     RoutedSteps,
     SpecTemplate,
 )
-from statestream.pair_json import pair_json_block
 from statestream.queries.join import QUERY, OutputTopics
 from statestream.spark.stored_engines import StoredEngines
 
@@ -81,7 +81,7 @@ class _Output:
         )
 
     def _dead_letter(self, reason: str, raw: bytes | None, partition: int, offset: int) -> None:
-        """A dead letter (`statestream.bad_input`); `ingested_at`: when the call reads the row."""
+        """A dead letter (`codecs.bad_input`); `ingested_at`: when the call reads the row."""
         value = dead_letter(
             "join",
             reason,

@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Sequence
 
-from statestream.bad_input import late_series_records
+from statestream.codecs.bad_input import late_series_records
 from statestream.queries.quantity_stats.spec import QuantitySpec
 from statestream.queries.quantity_stats.windows import QuantityStep
 
@@ -64,7 +64,7 @@ def late_records(
     spec: QuantitySpec,
     origins: Sequence[tuple[str, int, int]],
 ) -> list[Record]:
-    """Late records (`statestream.bad_input.late_series_records`, stage "quantity_stats")."""
+    """Late records (`statestream.codecs.bad_input.late_series_records`, stage "quantity_stats")."""
     return late_series_records(
         "quantity_stats",
         thing,

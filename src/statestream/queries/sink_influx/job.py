@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming import StreamingQuery
 from requests.exceptions import RequestException
 
-from statestream.bad_input import dead_letter, to_json
+from statestream.codecs.bad_input import dead_letter, to_json
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
@@ -239,7 +239,7 @@ class InfluxPartitionWriter:
 
 
 def _dead_letter(frame: pd.DataFrame, row: int, reason: str) -> str:
-    """The dead letter (`statestream.bad_input`) of the sink's input row `row`."""
+    """The dead letter (`statestream.codecs.bad_input`) of the sink's input row `row`."""
     value = frame["value"].iat[row]
     record = dead_letter(
         QUERY.dead_letter_stage,

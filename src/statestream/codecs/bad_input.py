@@ -41,6 +41,7 @@ from typing import Any, Literal, TypedDict, get_args
 
 Stage = Literal["ingest", "join", "stats", "sink_influx", "bunching", "geo", "quantity_stats"]
 STAGES: tuple[str, ...] = get_args(Stage)
+REJECT_COLUMNS = ("reason", "raw", "partition", "offset")  # a decoder's rejects, each a letter
 RAW_LIMIT_BYTES = 16_384
 """Bytes of a refused input kept in its dead letter (the connector: its setting)."""
 REASON_LIMIT_CHARS = 1_000

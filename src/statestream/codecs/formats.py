@@ -3,7 +3,7 @@
 In: a *narrow* machine record `{"thing", "quantity", "phenomenonTime", "result"}` (the seed's
 Kafka record) or a *wide* row `{"Thing", "Timestamp", <quantity>: <value>, …}` (the seed's sample
 file), which stands for one narrow record per quantity, in the row's key order.
-Out: a joined pair in the spec's output format, written by `statestream.pair_json`.
+Out: a joined pair in the spec's output format, written by `statestream.codecs.pair_json`.
 
 `read_wide_row` is the one reader of wide rows: the offline join, the Spark join's reasons and
 the MQTT connector all use it. A row's Timestamp may be epoch seconds, milliseconds,

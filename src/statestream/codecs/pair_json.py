@@ -22,9 +22,9 @@ import json
 
 import numpy as np
 
+from statestream.codecs.json_lines import json_lines
 from statestream.join import CodedNames, JoinedPairs, JoinSpec
 from statestream.join.names import NameCodes
-from statestream.json_lines import json_lines
 
 
 def pair_json_block(things: CodedNames, spec: JoinSpec, pairs: JoinedPairs) -> bytes:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from statestream.json_numbers import read_number
+from statestream.codecs.json_numbers import read_number
 
 
 def read_text(text: str) -> tuple[int, float, bool]:

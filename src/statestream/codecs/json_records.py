@@ -31,8 +31,8 @@ import numpy as np
 import pyarrow as pa
 from numba import njit, types
 
-from statestream.json_lines import packed
-from statestream.json_numbers import read_number
+from statestream.codecs.json_lines import packed
+from statestream.codecs.json_numbers import read_number
 
 _U1 = types.Array(types.uint8, 1, "C", readonly=True)
 _I8 = types.Array(types.int64, 1, "C", readonly=True)

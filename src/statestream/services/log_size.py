@@ -17,7 +17,7 @@ from pathlib import Path
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from statestream.bad_input import now_ms
+from statestream.codecs.bad_input import now_ms
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest.base import EventRejected, MachineRecord, RawEvent
@@ -25,6 +25,8 @@ from statestream.ingest.envelope import ENVELOPES, Envelope, codec_for
 from statestream.ingest.machine_data import MachineRowProcessor
 from statestream.ingest.pipeline import machine_data_pipeline
 from statestream.ingest.replay import ReplayConnector
+from statestream.services.kafka import KafkaBroker
+from statestream.services.kafka_security import grant_topics
 
 COMPRESSIONS = ("none", "lz4", "zstd")
 
@@ -83,8 +85,6 @@ def measure_kafka_logs(
 ) -> None:
     """Write the rows in each encoding and compression to a fresh one-partition topic and read
     the bytes of its log segments; fills `log_bytes`. Needs the broker on this machine."""
-    from statestream.services.kafka_security import grant_topics
-
     log_dir = _local_log_dir(settings)
     admin = AdminClient(settings.kafka.client_config())
     run = uuid.uuid4().hex[:8]
@@ -121,8 +121,6 @@ def _write(
 
 
 def _local_log_dir(settings: Settings) -> Path:
-    from statestream.services.kafka import KafkaBroker
-
     broker = KafkaBroker(settings)
     if not settings.kafka.is_local or not broker.data_dir.is_dir():
         raise ServiceError(

@@ -1,4 +1,4 @@
-"""The one dead-letter and late record shape (`statestream.bad_input`)."""
+"""The one dead-letter and late record shape (`statestream.codecs.bad_input`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statestream.bad_input import (
+from statestream.codecs.bad_input import (
     DEAD_LETTER_FIELDS,
     LATE_FIELDS,
     REASON_LIMIT_CHARS,

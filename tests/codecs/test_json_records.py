@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statestream.formats import narrow_record
-from statestream.json_records import scan_records
+from statestream.codecs.formats import narrow_record
+from statestream.codecs.json_records import scan_records
+from tests.codecs.test_json_numbers import bits, doubles, read_text
 from tests.fuzz_inputs import FUZZ, hostile
-from tests.test_json_numbers import bits, doubles, read_text
 
 RECORD = {"thing": "R1", "quantity": "vaTorque_C11", "phenomenonTime": 5000, "result": 1.5}
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from statestream.formats import json_number, json_numbers
-from statestream.json_lines import json_lines
+from statestream.codecs.formats import json_number, json_numbers
+from statestream.codecs.json_lines import json_lines
 
 SPECIAL = [
     0.0,
