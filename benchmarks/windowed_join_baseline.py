@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from benchmarks.pipeline_input import PAIR_KEY
 from statestream.config import Settings
-from statestream.jobs.records import MACHINE_RECORD_SCHEMA
+from statestream.jobs.machine_input import MACHINE_RECORD_SCHEMA
 
 
 @dataclass

@@ -138,7 +138,7 @@ def _epoch_s(tst: str) -> int:
 
 def test_a_live_schedule_lets_a_message_go_when_it_is_due() -> None:
     from statestream.codecs.bad_input import now_ms
-    from statestream.ingest.simulate_vehicles import LiveSchedule
+    from statestream.ingest.vehicle_delivery import LiveSchedule
 
     now = now_ms()
     timed = [(now - 5, "a", b"1"), (now, "b", b"2"), (now + 60_000, "c", b"3")]

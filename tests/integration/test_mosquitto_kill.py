@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from statestream.ingest.machine_delivery import publish_to_mqtt
+from statestream.ingest.machine_simulator import Pacer
 from statestream.ingest.mqtt import MqttConnection, wire
-from statestream.ingest.simulate import publish_to_mqtt
-from statestream.ingest.simulator import Pacer
 from tests.integration.cluster_support import (
     cluster_settings,
     free_range,

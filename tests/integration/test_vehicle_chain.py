@@ -19,7 +19,7 @@ from statestream.config import Settings
 from statestream.ingest.connector_process import ConnectorProcess
 from statestream.ingest.hfp import TOPIC_FILTER
 from statestream.ingest.mqtt import forget_session
-from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
+from statestream.ingest.vehicle_delivery import VehicleSimulation, run_vehicle_simulation
 from statestream.queries.geo import QUERY
 from statestream.queries.geo.job import GeoJobOptions, geo_spec, start_geo_query
 from tests.integration.geo_support import (

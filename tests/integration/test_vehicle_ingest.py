@@ -16,9 +16,9 @@ from statestream.config import Settings
 from statestream.ingest import SAMPLE_FILE, RawEvent, codec_for, file_lines
 from statestream.ingest.connector_process import ConnectorProcess
 from statestream.ingest.hfp import TOPIC_FILTER, TOPIC_PREFIX, VehiclePositionProcessor
-from statestream.ingest.simulate import publish_to_mqtt
-from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
-from statestream.ingest.simulator import Pacer
+from statestream.ingest.machine_delivery import publish_to_mqtt
+from statestream.ingest.machine_simulator import Pacer
+from statestream.ingest.vehicle_delivery import VehicleSimulation, run_vehicle_simulation
 from statestream.ingest.vehicle_positions import vehicle_codec_for
 from tests.fuzz_inputs import VP_EVENT, assert_each_dead_lettered, bad_values
 from tests.integration.ingest_support import (

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 
 from statestream.config import Settings
 from statestream.ingest import SAMPLE_FILE
+from statestream.ingest.machine_delivery import publish_to_mqtt
+from statestream.ingest.machine_simulator import Pacer, SimulationPlan
 from statestream.ingest.replay import file_lines
-from statestream.ingest.simulate import publish_to_mqtt
-from statestream.ingest.simulator import Pacer, SimulationPlan
 
 CATCH_UP_S = 30.0  # how long `stop()` waits for the rows due before it
 

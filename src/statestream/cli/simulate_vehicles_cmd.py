@@ -15,8 +15,8 @@ from typer.core import TyperGroup
 from statestream.cli._common import console, rate_progress, settings_from
 from statestream.cli.simulate_cmd import SimulationTarget, delivery_summary, simulate
 from statestream.errors import InputError
-from statestream.ingest.simulate import SimulationResult
-from statestream.ingest.simulate_vehicles import (
+from statestream.ingest.machine_delivery import SimulationResult
+from statestream.ingest.vehicle_delivery import (
     LIVE,
     Rate,
     VehicleSimulation,

@@ -8,8 +8,8 @@
   which events are safely in Kafka.
 - `mqtt_connector`, `replay`: the MQTT subscription and the file/sequence replay connectors.
 - `envelope`: plain record JSON or the common event envelope (JSON or protobuf).
-- `simulator`, `simulate`: replaying real machine rows to MQTT or Kafka.
-- `vehicle_simulator`, `simulate_vehicles`: simulated HSL vehicles on a Helsinki network.
+- `machine_simulator` (the plan), `machine_delivery` (sending it): machine rows to MQTT or Kafka.
+- `vehicle_simulator` (the vehicles), `vehicle_delivery` (sending them): simulated HSL vehicles.
 """
 
 from importlib import resources
@@ -34,6 +34,8 @@ from statestream.ingest.envelope import (
 from statestream.ingest.hfp import VehiclePositionProcessor
 from statestream.ingest.kafka_sink import KafkaRecordSink
 from statestream.ingest.machine_data import MachineRowProcessor
+from statestream.ingest.machine_delivery import SimulationResult, run_simulation
+from statestream.ingest.machine_simulator import Pacer, SimulationPlan
 from statestream.ingest.mqtt_connector import MqttConnector
 from statestream.ingest.pipeline import (
     IngestCounts,
@@ -44,9 +46,7 @@ from statestream.ingest.pipeline import (
     routes_pipeline,
 )
 from statestream.ingest.replay import ReplayConnector, file_lines
-from statestream.ingest.simulate import SimulationResult, run_simulation
-from statestream.ingest.simulate_vehicles import VehicleSimulation, run_vehicle_simulation
-from statestream.ingest.simulator import Pacer, SimulationPlan
+from statestream.ingest.vehicle_delivery import VehicleSimulation, run_vehicle_simulation
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.ingest.vehicle_simulator import FeedFaults, vehicle_events
 

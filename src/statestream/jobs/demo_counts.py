@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from statestream.config import Settings
-from statestream.jobs.records import MACHINE_RECORD_SCHEMA
+from statestream.jobs.machine_input import MACHINE_RECORD_SCHEMA
 
 QUERY_NAME = "demo_counts"
 

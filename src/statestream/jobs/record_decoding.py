@@ -12,7 +12,7 @@ One decoder serves all three envelopes (`settings.ingest.envelope`, see
 - `protobuf`: the `Event` envelope as protobuf binary, value by value.
 
 A value that is no complete record gets the reason why, as does a record whose Kafka key is not
-its `thing.quantity`: Spark groups rows by a bucket of the key's thing (`jobs.records`), so a
+its `thing.quantity`: Spark groups rows by a bucket of the key's thing (`jobs.machine_input`), so a
 record under another key could meet the state of another thing.
 
     >>> rows = pd.DataFrame({

@@ -16,7 +16,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
-from statestream.jobs.records import kafka_machine_records
+from statestream.jobs.machine_input import kafka_machine_records
 from statestream.join import SpecTemplate
 from statestream.queries.join import QUERY, OutputTopics
 from statestream.queries.join.processor import ComplementJoinProcessor

@@ -19,7 +19,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
-from statestream.jobs.records import kafka_machine_records
+from statestream.jobs.machine_input import kafka_machine_records
 from statestream.queries.quantity_stats import QUERY, QuantityTopics
 from statestream.queries.quantity_stats.processor import QuantityStatisticsProcessor
 from statestream.queries.quantity_stats.rows import OUTPUT_SCHEMA

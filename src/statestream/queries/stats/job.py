@@ -22,7 +22,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
-from statestream.jobs.records import kafka_machine_records
+from statestream.jobs.machine_input import kafka_machine_records
 from statestream.queries.stateful import check_checkpoint, observed, processed
 from statestream.queries.stats import QUERY, StatsTopics
 from statestream.queries.stats.processor import PowerStatisticsProcessor

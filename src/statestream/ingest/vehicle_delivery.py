@@ -18,11 +18,11 @@ from typing import Final, Literal
 from statestream.codecs.bad_input import now_ms
 from statestream.config import Settings
 from statestream.ingest.hfp import TOPIC_FILTER
+from statestream.ingest.machine_delivery import SimulationResult, Target, publish_to_mqtt
+from statestream.ingest.machine_simulator import Pacer
 from statestream.ingest.pipeline import routes_pipeline
 from statestream.ingest.replay import ReplayConnector
 from statestream.ingest.routes import vehicle_route
-from statestream.ingest.simulate import SimulationResult, Target, publish_to_mqtt
-from statestream.ingest.simulator import Pacer
 from statestream.ingest.vehicle_simulator import FeedFaults, timed_vehicle_events, vehicle_events
 
 LIVE: Final = "live"

@@ -18,11 +18,11 @@ from typing import Literal
 
 from statestream.config import Settings
 from statestream.errors import ServiceError
+from statestream.ingest.machine_simulator import Pacer, SimulationPlan
 from statestream.ingest.mqtt import ConnectionLost, MqttConnection
 from statestream.ingest.mqtt.publisher import MqttPublisher
 from statestream.ingest.pipeline import IngestCounts, machine_data_pipeline
 from statestream.ingest.replay import ReplayConnector
-from statestream.ingest.simulator import Pacer, SimulationPlan
 
 Target = Literal["mqtt", "kafka"]
 BATCH = 500  # rows taken from the plan per socket write
