@@ -1,8 +1,8 @@
 """Bucket labels that Spark's hash partitioning spreads evenly over the shuffle partitions.
 
 The Spark jobs group many things into one stateful call per bucket (`jobs.machine_input`); each
-is named by a label computed here with Spark's own partitioning hash (Murmur3_x86_32, seed 42,
-as `HashPartitioning` computes it). It is a state-key contract, not a patch: it changes nothing
+bucket is named by a label computed here with Spark's own partitioning hash (Murmur3_x86_32, seed
+42, as `HashPartitioning` computes it). It is a state-key contract, not a patch: it changes nothing
 in Spark and is never turned off, not even by `spark.patches`, for the labels are the keys of the
 jobs' state and other labels would orphan the state of every checkpoint. On a PySpark it was not
 checked against, `spark.patches.spark_conf` only warns that the spread may be uneven.
