@@ -5,7 +5,7 @@ Per thing and component: seconds in each power level per tumbling window, and th
 watermark per series, allowed lateness and late records. See `StatsSpec` and `SeriesWindows`.
 """
 
-from statestream.stats.records import duty_records, late_records, level_records, window_key
+from statestream.stats.records import duty_records, level_records, window_key
 from statestream.stats.spec import (
     LEVEL_LABELS,
     StatsSpec,
@@ -24,7 +24,6 @@ __all__ = [
     "component_pattern",
     "duty_records",
     "is_high",
-    "late_records",
     "level_records",
     "power_levels",
     "window_key",

@@ -1,4 +1,4 @@
-"""The JSON records of the statistics: window results, alerts and late power records.
+"""The JSON records of the statistics: window results and alerts (late records: `codecs.bad_input`).
 
 Keys are `thing.component.kind.window_start`: a later record with the same key refines
 (replaces) the earlier one, so a compacting or key-aware consumer keeps the latest value.
@@ -12,11 +12,9 @@ Keys are `thing.component.kind.window_start`: a later record with the same key r
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 import numpy as np
 
-from statestream.codecs.bad_input import late_series_records
 from statestream.stats.spec import LEVEL_LABELS, StatsSpec
 
 Record = tuple[str, str]  # (key, JSON value)
@@ -67,18 +65,3 @@ def duty_records(
         if fraction > spec.duty_limit:
             alerts.append((key, json.dumps({**result, "limit": spec.duty_limit})))
     return stats, alerts
-
-
-def late_records(
-    thing: str,
-    quantity: str,
-    times: Sequence[float],
-    values: Sequence[float],
-    watermarks: Sequence[float],
-    spec: StatsSpec,
-    origins: Sequence[tuple[str, int, int]],
-) -> list[Record]:
-    """Late power records (`statestream.codecs.bad_input.late_series_records`, stage "stats")."""
-    return late_series_records(
-        "stats", thing, quantity, times, values, watermarks, origins, spec.allowed_lateness_ms
-    )

@@ -74,9 +74,8 @@ class SeriesWindows:
         """Take the next records (event times in ms, power in W) in arrival order."""
         times = np.asarray(times, dtype=np.float64)
         power_w = np.asarray(power_w, dtype=np.float64)
-        seen_before = np.maximum.accumulate(np.concatenate(([self.max_time], times)))[:-1]
-        met = seen_before - self.spec.out_of_orderness_ms
-        late = times < met - self.spec.allowed_lateness_ms
+        spec = self.spec
+        late, met = judged(times, self.max_time, spec.out_of_orderness_ms, spec.allowed_lateness_ms)
         accepted_t, accepted_p = times[~late], power_w[~late]
         old_watermark = self.watermark
         if len(accepted_t):
@@ -197,6 +196,22 @@ class SeriesWindows:
         series.pane_high = values[at + m : at + 2 * m].astype(np.int64)
         series.pane_records = values[at + 2 * m : at + 3 * m].astype(np.int64)
         return series
+
+
+def judged(
+    times: np.ndarray, max_time: float, out_of_orderness_ms: float, allowed_lateness_ms: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A series' next records (event times, arrival order) judged one by one: whether each is
+    late, and the watermark it met (the largest time before it, from `max_time` on, minus the
+    out-of-orderness). Late: older than that watermark minus the allowed lateness.
+
+    >>> late, met = judged(np.array([10.0, 2.0, 7.0]), 5.0, 1.0, 2.0)
+    >>> late.tolist(), met.tolist()
+    ([False, True, False], [4.0, 9.0, 9.0])
+    """
+    seen_before = np.maximum.accumulate(np.concatenate(([max_time], times)))[:-1]
+    met = seen_before - out_of_orderness_ms
+    return times < met - allowed_lateness_ms, met
 
 
 def _floor(times: np.ndarray, length_ms: int) -> np.ndarray:

@@ -67,3 +67,17 @@ def test_a_time_beyond_epoch_ms_range_is_a_dead_letter_not_a_window() -> None:
     assert letter["reason"] == "phenomenonTime is out of range"
     assert letter["stage"] == "quantity_stats"
     assert [(w["window_start"], w["count"]) for w in sent["window"]] == [(0, 1)]
+
+
+def test_a_late_record_has_its_stage_watermark_and_origin() -> None:
+    sent = _sent(_rows(("R1", "q", 5_000, 1.0), ("R1", "q", 1_000, 2.0)))
+    [late] = sent["late"]
+    assert {k: late[k] for k in ("stage", "reason", "source_topic", "partition", "offset")} == {
+        "stage": "quantity_stats",
+        "reason": "late",
+        "source_topic": "in",
+        "partition": 0,
+        "offset": 1,
+    }
+    assert (late["phenomenonTime"], late["result"], late["watermark"]) == (1_000, 2.0, 5_000)
+    assert late["allowed_lateness_ms"] == 0

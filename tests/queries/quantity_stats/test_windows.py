@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from statestream.errors import ConfigError
-from statestream.queries.quantity_stats.records import late_records, window_records
+from statestream.queries.quantity_stats.records import window_records
 from statestream.queries.quantity_stats.spec import QuantitySpec
 from statestream.queries.quantity_stats.windows import (
     QuantityStateError,
@@ -172,26 +172,3 @@ def test_a_mean_that_overflowed_is_null() -> None:
     step = feed(series, (1, 1.7e308), (2, 1.7e308), (60, 0.0))
     [(_, value)] = window_records("R0815", "temperature", step, SPEC)
     assert (json.loads(value)["mean"], json.loads(value)["max"]) == (None, 1.7e308)
-
-
-def test_a_late_record_has_its_stage_watermark_and_origin() -> None:
-    [(key, value)] = late_records(
-        "R0815",
-        "temperature",
-        [BASE_MS + 1.0],
-        [21.5],
-        [BASE_MS + 60_000.0],
-        SPEC,
-        [("machine.out", 3, 42)],
-    )
-    record = json.loads(value)
-    assert key == "R0815.temperature"
-    assert {k: record[k] for k in ("stage", "reason", "source_topic", "partition", "offset")} == {
-        "stage": "quantity_stats",
-        "reason": "late",
-        "source_topic": "machine.out",
-        "partition": 3,
-        "offset": 42,
-    }
-    assert (record["phenomenonTime"], record["result"]) == (BASE_MS + 1.0, 21.5)
-    assert (record["watermark"], record["allowed_lateness_ms"]) == (BASE_MS + 60_000.0, 30_000.0)

@@ -1,4 +1,4 @@
-"""The JSON records of the quantity statistics: window results and late records.
+"""The JSON records of the quantity statistics' window results.
 
 Keys are `thing.quantity.window_start`: a later record with the same key refines (replaces) the
 earlier one, so a compacting or key-aware consumer keeps the latest value. A mean whose sum
@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 
-from statestream.codecs.bad_input import late_series_records
 from statestream.queries.quantity_stats.spec import QuantitySpec
 from statestream.queries.quantity_stats.windows import QuantityStep
 
@@ -53,28 +51,6 @@ def window_records(
             *(column.tolist() for column in columns), strict=True
         )
     ]
-
-
-def late_records(
-    thing: str,
-    quantity: str,
-    times: Sequence[float],
-    values: Sequence[float],
-    watermarks: Sequence[float],
-    spec: QuantitySpec,
-    origins: Sequence[tuple[str, int, int]],
-) -> list[Record]:
-    """Late records (`statestream.codecs.bad_input.late_series_records`, stage "quantity_stats")."""
-    return late_series_records(
-        "quantity_stats",
-        thing,
-        quantity,
-        times,
-        values,
-        watermarks,
-        origins,
-        spec.allowed_lateness_ms,
-    )
 
 
 def _finite(number: float) -> float | None:

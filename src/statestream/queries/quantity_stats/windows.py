@@ -23,6 +23,7 @@ import numpy as np
 
 from statestream.errors import StatestreamError
 from statestream.queries.quantity_stats.spec import QuantitySpec
+from statestream.stats.windows import judged
 
 FORMAT_VERSION = 1.0
 _HEADER = 4  # version, window, max time, number of windows
@@ -80,9 +81,8 @@ class QuantityWindows:
         """Take the next records (event times in ms, finite values) in arrival order."""
         times = np.asarray(times, dtype=np.float64)
         values = np.asarray(values, dtype=np.float64)
-        seen_before = np.maximum.accumulate(np.concatenate(([self.max_time], times)))[:-1]
-        met = seen_before - self.spec.out_of_orderness_ms
-        late = times < met - self.spec.allowed_lateness_ms
+        spec = self.spec
+        late, met = judged(times, self.max_time, spec.out_of_orderness_ms, spec.allowed_lateness_ms)
         accepted_t, accepted_v = times[~late], values[~late]
         old_watermark = self.watermark
         if len(accepted_t):
