@@ -6,6 +6,8 @@ same four fields (plus `left` and `right`), so both topics are read the same way
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType
@@ -60,4 +62,30 @@ def kafka_machine_records(
         "value",
         "partition",
         "offset",
+    )
+
+
+class ReadOptions(Protocol):
+    """What a query's options say of how it reads (`exactly_once.sink.QueryOptions` has them)."""
+
+    @property
+    def starting_offsets(self) -> str: ...
+
+    @property
+    def max_offsets_per_trigger(self) -> int | None: ...
+
+
+def section_records(
+    spark: SparkSession, settings: Settings, topic: str, section: str, options: ReadOptions
+) -> DataFrame:
+    """`kafka_machine_records` of `topic` for a query of settings section `section`: its
+    `buckets`, and its `max_offsets_per_trigger` unless the options set one."""
+    own = getattr(settings, section)
+    return kafka_machine_records(
+        spark,
+        settings,
+        topic,
+        buckets=own.buckets,
+        starting_offsets=options.starting_offsets,
+        max_offsets_per_trigger=options.max_offsets_per_trigger or own.max_offsets_per_trigger,
     )

@@ -16,7 +16,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
-from statestream.jobs.machine_input import kafka_machine_records
+from statestream.jobs.machine_input import section_records
 from statestream.join import SpecTemplate
 from statestream.queries.join import QUERY, OutputTopics
 from statestream.queries.join.processor import ComplementJoinProcessor
@@ -52,15 +52,7 @@ def bucketed_records(spark: SparkSession, settings: Settings, options: JoinJobOp
     per Kafka partition: a small batch's read tasks cost their start more than their records
     (5 tasks of ~20 ms on 2 cores ran in three waves).
     """
-    rows = kafka_machine_records(
-        spark,
-        settings,
-        settings.topics.machine_data,
-        buckets=settings.join.buckets,
-        starting_offsets=options.starting_offsets,
-        max_offsets_per_trigger=options.max_offsets_per_trigger
-        or settings.join.max_offsets_per_trigger,
-    )
+    rows = section_records(spark, settings, settings.topics.machine_data, QUERY.section, options)
     partitions = spark.conf.get("spark.sql.shuffle.partitions")
     assert partitions is not None  # a setting with a default (200): never unset
     return rows.coalesce(int(partitions))

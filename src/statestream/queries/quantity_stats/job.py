@@ -19,7 +19,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
-from statestream.jobs.machine_input import kafka_machine_records
+from statestream.jobs.machine_input import section_records
 from statestream.queries.quantity_stats import QUERY, QuantityTopics
 from statestream.queries.quantity_stats.processor import QuantityStatisticsProcessor
 from statestream.queries.quantity_stats.rows import OUTPUT_SCHEMA
@@ -63,16 +63,7 @@ def quantity_statistics(
             envelope=settings.ingest.envelope,
         ),
     )
-    records = kafka_machine_records(
-        spark,
-        settings,
-        topics.machine_data,
-        buckets=settings.quantity_stats.buckets,
-        starting_offsets=options.starting_offsets,
-        max_offsets_per_trigger=(
-            options.max_offsets_per_trigger or settings.quantity_stats.max_offsets_per_trigger
-        ),
-    )
+    records = section_records(spark, settings, topics.machine_data, QUERY.section, options)
     return observed(processed(records, processor, OUTPUT_SCHEMA), QUERY)
 
 

@@ -22,7 +22,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
-from statestream.jobs.machine_input import kafka_machine_records
+from statestream.jobs.machine_input import section_records
 from statestream.queries.stateful import check_checkpoint, observed, processed
 from statestream.queries.stats import QUERY, StatsTopics
 from statestream.queries.stats.processor import PowerStatisticsProcessor
@@ -72,16 +72,7 @@ def statistics(spark: SparkSession, settings: Settings, options: StatsJobOptions
             topics.stats, topics.alerts, topics.late, topics.dead_letter, topics.machine_out
         ),
     )
-    records = kafka_machine_records(
-        spark,
-        settings,
-        topics.machine_out,
-        buckets=settings.stats.buckets,
-        starting_offsets=options.starting_offsets,
-        max_offsets_per_trigger=(
-            options.max_offsets_per_trigger or settings.stats.max_offsets_per_trigger
-        ),
-    )
+    records = section_records(spark, settings, topics.machine_out, QUERY.section, options)
     output = processed(records, processor, OUTPUT_SCHEMA)
     return observed(output, QUERY)
 
