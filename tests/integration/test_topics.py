@@ -17,9 +17,9 @@ pytestmark = pytest.mark.integration
 def _topic_names(unique_name: str) -> dict[str, str]:
     """The topic settings, each a topic of this test's own."""
     kinds = ("data", "out", "positions", "deadletter", "late", "stats", "alerts", "cells")
-    kinds += ("vehicle-alerts", "commits")
+    kinds += ("vehicle-alerts", "quantities", "commits")
     keys = ("machine_data", "machine_out", "vehicle_positions", "dead_letter", "late", "stats")
-    keys += ("alerts", "vehicle_cells", "vehicle_alerts", "commits")
+    keys += ("alerts", "vehicle_cells", "vehicle_alerts", "machine_quantities", "commits")
     return {key: f"{unique_name}.{kind}" for key, kind in zip(keys, kinds, strict=True)}
 
 
@@ -39,11 +39,12 @@ def test_create_topics_is_idempotent(local_services: Settings, unique_name: str)
             (names[key], "created", 1)
             for key in ("dead_letter", "late", "stats", "alerts", "vehicle_cells", "vehicle_alerts")
         ),
+        (names["machine_quantities"], "created", 1),
         (names["commits"], "created", 1),
     ]
     second = create_topics(settings)
     assert {r.state for r in second} == {"exists"}
-    assert [r.partitions for r in second] == [5, 3, 3, 1, 1, 1, 1, 1, 1, 1]
+    assert [r.partitions for r in second] == [5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1]
 
     admin = AdminClient(settings.kafka.client_config())
     resource = ConfigResource(ConfigResource.Type.TOPIC, names["machine_data"])
