@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import random
-import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from statestream.config import Settings
 from statestream.join import SpecTemplate
+from tests.integration.crash_support import kill_after
 from tests.integration.test_join_job import (
     _narrow_lines,
     _offline,
@@ -69,27 +66,6 @@ def _start_job(
         )
 
 
-def _kill_after(job: subprocess.Popen, prefix: str, count: int, delay_s: float) -> int:
-    """Let the job print `count` lines starting with `prefix`, then SIGKILL its process group."""
-    seen = 0
-    assert job.stdout is not None
-    watchdog = threading.Timer(300, os.killpg, (job.pid, signal.SIGKILL))
-    watchdog.start()  # a job that hangs is killed, so readline returns
-    try:
-        while seen < count:
-            line = job.stdout.readline()
-            if not line:
-                break
-            seen += line.startswith(prefix)
-        time.sleep(delay_s)
-    finally:
-        watchdog.cancel()
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(job.pid, signal.SIGKILL)
-    job.communicate()
-    return seen
-
-
 def test_kill_minus_nine_and_restart_loses_and_repeats_nothing(
     local_services: Settings, unique_name: str, tmp_path: Path
 ) -> None:
@@ -101,10 +77,10 @@ def test_kill_minus_nine_and_restart_loses_and_repeats_nothing(
     # after the Kafka transaction committed, before Spark recorded the batch as done: Spark
     # must run that batch again on restart, and the writer must recognise and skip it
     job = _start_job(settings, checkpoint, False, "--pause-after-commit", "30")
-    assert _kill_after(job, "committed batch ", 1, 0.5) == 1
+    assert kill_after(job, "committed batch ", 1, 0.5) == 1
     for _ in range(KILLS):  # somewhere inside a batch
         job = _start_job(settings, checkpoint, available_now=False)
-        seen = _kill_after(job, "batch ", rng.randint(1, 3), rng.uniform(0.0, 1.5))
+        seen = kill_after(job, "batch ", rng.randint(1, 3), rng.uniform(0.0, 1.5))
         assert seen >= 1, "the job made no progress"
     # the rest in bigger batches (the batch in flight at the last kill is re-run as planned)
     final = _start_job(settings, checkpoint, available_now=True, per_trigger=4000)

@@ -3,9 +3,6 @@ checkpoint: every window, late record and dead letter exactly once in read_commi
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +12,7 @@ from confluent_kafka import Producer
 
 from statestream.config import Settings
 from statestream.queries.quantity_stats.job import quantity_spec
+from tests.integration.crash_support import crash_and_finish
 from tests.integration.quantity_support import (
     assert_written_as_the_reference,
     produce_records,
@@ -23,7 +21,6 @@ from tests.integration.quantity_support import (
     repeated_keys,
     topic_env,
 )
-from tests.integration.test_join_crash import _kill_after
 
 pytestmark = pytest.mark.integration
 
@@ -31,24 +28,10 @@ BASE_MS = 1_554_096_000_000
 TIME_RULES = {"window_s": 10.0, "out_of_orderness_s": 2.0, "allowed_lateness_s": 10.0}
 
 
-def _start_job(settings: Settings, checkpoint: Path, *extra: str) -> subprocess.Popen:
-    """`statestream run quantity-stats` in its own process group; Spark's logs go to a file."""
-    env = {
-        **os.environ,
-        **topic_env(settings),
-        "STATESTREAM_SPARK__SHUFFLE_PARTITIONS": "2",
-        **{f"STATESTREAM_QUANTITY_STATS__{k.upper()}": str(v) for k, v in TIME_RULES.items()},
-    }
-    args = [sys.executable, "-m", "statestream", "run", "quantity-stats"]
-    with open(checkpoint.parent / "job.err", "a") as err:
-        return subprocess.Popen(
-            [*args, "--checkpoint", str(checkpoint), "--max-offsets-per-trigger", "300", *extra],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            start_new_session=True,
-        )
+def _env(settings: Settings) -> dict[str, str]:
+    """The topics and the time rules, for `run quantity-stats`."""
+    rules = {f"STATESTREAM_QUANTITY_STATS__{k.upper()}": str(v) for k, v in TIME_RULES.items()}
+    return {**topic_env(settings), **rules}
 
 
 def _machine_series() -> pd.DataFrame:
@@ -78,17 +61,9 @@ def test_kill_minus_nine_and_restart_loses_and_repeats_no_window(
     producer.produce(settings.topics.machine_data, key=b"M1.temperature", value=b"{not json")
     assert producer.flush(30) == 0
     checkpoint = tmp_path / "checkpoint"
-    # killed after the Kafka transaction committed, before Spark recorded the batch as done:
-    # Spark runs that batch again on restart, and the writer must recognise and skip it
-    job = _start_job(settings, checkpoint, "--pause-after-commit", "30")
-    assert _kill_after(job, "committed batch ", 1, 0.5) == 1
-    job = _start_job(settings, checkpoint)  # killed somewhere inside a batch
-    assert _kill_after(job, "batch ", 2, 0.7) >= 1, "the job made no progress"
-    final = _start_job(settings, checkpoint, "--available-now")
-    out, _ = final.communicate(timeout=600)
-    err = (tmp_path / "job.err").read_text()
-    assert final.returncode == 0, out + err[-3000:]
-    assert "was committed before; skipped" in err  # the replay did happen, and was skipped
+    crash_and_finish(
+        "quantity-stats", _env(settings), checkpoint, "--max-offsets-per-trigger", "300"
+    )
 
     results = read_json(settings, settings.topics.machine_quantities)
     assert repeated_keys(results) == []  # in order: each window is written once

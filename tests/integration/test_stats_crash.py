@@ -3,9 +3,6 @@ window result and alert exactly once in read_committed output."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +12,7 @@ import pytest
 from statestream.config import Settings
 from statestream.queries.stats.job import stats_spec
 from statestream.stats.reference import latest_results, reference_statistics
+from tests.integration.crash_support import crash_and_finish
 from tests.integration.stats_support import (
     produce_power,
     read_json,
@@ -22,25 +20,9 @@ from tests.integration.stats_support import (
     stats_topic_settings,
     topic_env,
 )
-from tests.integration.test_join_crash import _kill_after
 from tests.stats.driver import series_frame
 
 pytestmark = pytest.mark.integration
-
-
-def _start_job(settings: Settings, checkpoint: Path, *extra: str) -> subprocess.Popen:
-    """`statestream run stats` in its own process group; Spark's logs go to a file."""
-    env = {**os.environ, **topic_env(settings), "STATESTREAM_SPARK__SHUFFLE_PARTITIONS": "2"}
-    args = [sys.executable, "-m", "statestream", "run", "stats", "--checkpoint", str(checkpoint)]
-    with open(checkpoint.parent / "job.err", "a") as err:
-        return subprocess.Popen(
-            [*args, "--max-offsets-per-trigger", "600", *extra],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            start_new_session=True,
-        )
 
 
 def _power_series() -> pd.DataFrame:
@@ -61,17 +43,7 @@ def test_kill_minus_nine_and_restart_loses_and_repeats_no_window(
     records = _power_series()
     produce_power(settings, records)
     checkpoint = tmp_path / "checkpoint"
-    # killed after the Kafka transaction committed, before Spark recorded the batch as done:
-    # Spark runs that batch again on restart, and the writer must recognise and skip it
-    job = _start_job(settings, checkpoint, "--pause-after-commit", "30")
-    assert _kill_after(job, "committed batch ", 1, 0.5) == 1
-    job = _start_job(settings, checkpoint)  # killed somewhere inside a batch
-    assert _kill_after(job, "batch ", 2, 0.7) >= 1, "the job made no progress"
-    final = _start_job(settings, checkpoint, "--available-now")
-    out, _ = final.communicate(timeout=600)
-    err = (tmp_path / "job.err").read_text()
-    assert final.returncode == 0, out + err[-3000:]
-    assert "was committed before; skipped" in err  # the replay did happen, and was skipped
+    crash_and_finish("stats", topic_env(settings), checkpoint, "--max-offsets-per-trigger", "600")
 
     results = read_json(settings, settings.topics.stats)
     alerts = read_json(settings, settings.topics.alerts)
