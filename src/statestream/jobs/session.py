@@ -22,6 +22,7 @@ from statestream.config.sections import jvm_memory_size
 from statestream.environment import find_java, jar_dir, spark_jars_dir
 from statestream.errors import EnvironmentProblem
 from statestream.jobs import class_archive
+from statestream.jobs.driver_watchdog import watched_launch
 from statestream.spark import patches
 from statestream.spark.stored_engines import ROCKSDB_PROVIDER
 
@@ -33,7 +34,8 @@ def spark_session(
 ) -> SparkSession:
     """The active SparkSession, or a new one configured from `settings` (getOrCreate).
 
-    `for_tests` turns the UI off and keeps the parallelism small whatever the settings say.
+    `for_tests` turns the UI off and keeps the parallelism small whatever the settings say. A
+    driver JVM it launches is watched: it ends with this Python (`driver_watchdog`).
     Raises `EnvironmentProblem` when Java or the Kafka connector jars are missing.
     """
     find_java()
@@ -56,7 +58,8 @@ def spark_session(
     builder = SparkSession.builder
     for key, value in options.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    with watched_launch(enabled=not under_submit):  # spark-submit's JVM is not ours
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(settings.spark.log_level)
     _report_status(spark, settings)
     return spark
