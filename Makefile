@@ -10,6 +10,7 @@ help:
 	@echo "make demo             the whole pipeline live on the local services; Ctrl-C stops it"
 	@echo "make test             lint, start the services and run the whole test suite"
 	@echo "make lint             ruff check + ruff format --check + mypy (type check of src/)"
+	@echo "make docs             build the docs site into site/ (mkdocs build --strict); make docs-serve serves it"
 	@echo "make services-up | services-status | services-down"
 	@echo "make clean            stop the services and delete .statestream (data, logs, checkpoints)"
 
@@ -21,6 +22,13 @@ demo: setup
 
 test: setup lint
 	@bash scripts/test.sh
+
+.PHONY: docs docs-serve
+docs: setup
+	.venv/bin/mkdocs build --strict
+
+docs-serve: setup
+	.venv/bin/mkdocs serve
 
 lint: setup
 	.venv/bin/ruff check src tests benchmarks
