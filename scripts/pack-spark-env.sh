@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Packs what Spark's executors need to run statestream's jobs on a real cluster (README, "A real
-# cluster: spark-submit with a packed environment"):
+# Packs what Spark's executors need to run statestream's jobs on a real cluster
+# (docs/how-to/spark-submit.md):
 #   <out>/statestream-<version>-py3-none-any.whl   statestream as a wheel
 #   <out>/spark-env/                               a venv with the wheel and its dependencies
 #   <out>/statestream-spark-env.tar.gz             that venv packed by venv-pack (without
@@ -44,4 +44,4 @@ say "packing $OUT/statestream-spark-env.tar.gz"
 # the driver runs each transformWithStateInPandas processor once with the executors' Python
 # (./environment/bin/python) to learn its state: spark-submit from <out> finds it there
 ln -sfn spark-env "$OUT/environment"
-say "done: from $OUT, spark-submit --archives statestream-spark-env.tar.gz#environment (README)"
+say "done: from $OUT, spark-submit --archives statestream-spark-env.tar.gz#environment (docs/how-to/spark-submit.md)"

@@ -1,8 +1,8 @@
-"""spark-submit with a packed environment, as the README shows it, and a watch on the executors'
-Python processes.
+"""spark-submit with a packed environment, as docs/how-to/spark-submit.md shows it, and a watch on
+the executors' Python processes.
 
 `PackedEnvironment` runs scripts/pack-spark-env.sh in the background; `submit_pipeline` runs the
-README's spark-submit of `statestream run pipeline` from the folder it packed into, with nothing
+docs' spark-submit of `statestream run pipeline` from the folder it packed into, with nothing
 of the checkout's `.venv` in its environment; `PythonProcessWatch` samples /proc while the job
 runs, to show which Python the executors ran and where its libraries came from.
 """
@@ -60,7 +60,7 @@ class PackedEnvironment:
 
 
 def submit_pipeline(dist: Path, env: dict[str, str], log: Path, *options: str) -> JobProcess:
-    """The README's spark-submit of `statestream run pipeline *options`, from `dist`.
+    """The docs' spark-submit of `statestream run pipeline *options`, from `dist`.
 
     The driver runs `dist/spark-env`'s Python and spark-submit, the executors the archive's
     Python; the jars are those statestream's own session would add (`statestream_jars`).

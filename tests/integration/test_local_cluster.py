@@ -216,7 +216,7 @@ def test_two_brokers_down_the_connector_waits_and_loses_nothing(
 def test_the_pipeline_submitted_from_a_packed_environment_equals_local_mode(
     cluster_env: dict[str, str], packing: PackedEnvironment, unique_name: str, tmp_path: Path
 ) -> None:
-    """scripts/pack-spark-env.sh (started with the module), then the README's spark-submit of
+    """scripts/pack-spark-env.sh (started with the module), then the docs' spark-submit of
     `run pipeline` (the join and the statistics; InfluxDB is elsewhere) on both workers: the
     output is local mode's (the offline join's pairs exactly once; levels, duty cycles, alerts
     and late records of the pandas reference, as test_stats_sample checks them in local mode),

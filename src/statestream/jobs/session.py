@@ -140,8 +140,8 @@ _CHOSEN_COLLECTOR = re.compile(
 
 # HotSpot's thresholds for compiling a method with C2, its optimizing compiler, about three
 # times its defaults (5000, 600, 15000 and 40000 in Java 17): on two cores C2 otherwise spends a
-# young JVM's first minutes on lukewarm code, with CPU the tasks need (README, "raised JIT
-# thresholds")
+# young JVM's first minutes on lukewarm code, with CPU the tasks need
+# (docs/how-to/spark-tuning.md, "JIT thresholds")
 RAISED_JIT_THRESHOLDS = (
     "-XX:Tier4InvocationThreshold=15000",
     "-XX:Tier4MinInvocationThreshold=2400",

@@ -4,7 +4,7 @@ input.vehicle.positions (Kafka, read_committed) → decode and place in cells, b
 Spark's watermark (`queries.geo.input`) → `CellWindowsProcessor` (transformWithStateInPandas, the
 windows in RocksDB, event-time timers) → cell results, late positions and dead letters, written
 by the tasks, each partition of a micro-batch in one Kafka transaction of its own
-(`exactly_once.sink`), exactly once. Why a retried batch writes the same: README, "Geo cells".
+(`exactly_once.sink`), exactly once. Why a retried batch writes the same: docs/queries/geo.md.
 """
 
 from __future__ import annotations
