@@ -7,6 +7,8 @@ aborted or still open transaction never reach a query.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from pyspark.sql import DataFrame, SparkSession
 
 from statestream.config import Settings
@@ -35,3 +37,20 @@ def committed_stream(
     if max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(max_offsets_per_trigger))
     return reader.load()
+
+
+class ReadOptions(Protocol):
+    """What a query's options say of how it reads (`exactly_once.sink.QueryOptions` has them)."""
+
+    @property
+    def starting_offsets(self) -> str: ...
+
+    @property
+    def max_offsets_per_trigger(self) -> int | None: ...
+
+
+def read_limits(settings: Settings, section: str, options: ReadOptions) -> dict[str, Any]:
+    """`committed_stream`'s `starting_offsets` and `max_offsets_per_trigger` for a query of the
+    settings section `section`: the options' own cap, else the section's."""
+    cap = options.max_offsets_per_trigger or getattr(settings, section).max_offsets_per_trigger
+    return {"starting_offsets": options.starting_offsets, "max_offsets_per_trigger": cap}

@@ -6,14 +6,12 @@ same four fields (plus `left` and `right`), so both topics are read the same way
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
 from statestream.config import Settings
-from statestream.jobs.kafka_input import committed_stream
+from statestream.jobs.kafka_input import ReadOptions, committed_stream, read_limits
 from statestream.spark.bucket_labels import bucket_labels
 
 MACHINE_RECORD_SCHEMA = StructType(
@@ -65,27 +63,12 @@ def kafka_machine_records(
     )
 
 
-class ReadOptions(Protocol):
-    """What a query's options say of how it reads (`exactly_once.sink.QueryOptions` has them)."""
-
-    @property
-    def starting_offsets(self) -> str: ...
-
-    @property
-    def max_offsets_per_trigger(self) -> int | None: ...
-
-
 def section_records(
     spark: SparkSession, settings: Settings, topic: str, section: str, options: ReadOptions
 ) -> DataFrame:
     """`kafka_machine_records` of `topic` for a query of settings section `section`: its
     `buckets`, and its `max_offsets_per_trigger` unless the options set one."""
-    own = getattr(settings, section)
+    buckets = getattr(settings, section).buckets
     return kafka_machine_records(
-        spark,
-        settings,
-        topic,
-        buckets=own.buckets,
-        starting_offsets=options.starting_offsets,
-        max_offsets_per_trigger=options.max_offsets_per_trigger or own.max_offsets_per_trigger,
+        spark, settings, topic, buckets=buckets, **read_limits(settings, section, options)
     )

@@ -26,7 +26,7 @@ from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.geo.bunching import BunchingSpec
 from statestream.ingest.envelope import Envelope
-from statestream.jobs.kafka_input import committed_stream
+from statestream.jobs.kafka_input import committed_stream, read_limits
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 from statestream.queries.bunching import QUERY, REJECTS_LINE, BunchingTopics
 from statestream.queries.bunching.processor import VehicleBunchingProcessor
@@ -73,15 +73,9 @@ def vehicle_alerts(
         options.spec or bunching_spec(settings),
         BunchingTopics(topics.vehicle_alerts, topics.dead_letter, topics.vehicle_positions),
     )
-    rows = committed_stream(
-        spark,
-        settings,
-        topics.vehicle_positions,
-        starting_offsets=options.starting_offsets,
-        max_offsets_per_trigger=(
-            options.max_offsets_per_trigger or settings.geo.max_offsets_per_trigger
-        ),
-    ).select(F.col("key").cast("string").alias("key"), "value", "partition", "offset")
+    limits = read_limits(settings, QUERY.section, options)
+    rows = committed_stream(spark, settings, topics.vehicle_positions, **limits)
+    rows = rows.select(F.col("key").cast("string").alias("key"), "value", "partition", "offset")
     positions = rows.mapInPandas(_decoder(settings.ingest.envelope), DECODED_SCHEMA)
     output = processed(positions, processor, OUTPUT_SCHEMA, key="line")
     return observed(output, QUERY)

@@ -19,6 +19,7 @@ from pyspark.sql.streaming import StreamingQuery
 from statestream.config import Settings
 from statestream.exactly_once.sink import QueryOptions, start_query
 from statestream.geo import GeoSpec
+from statestream.jobs.kafka_input import read_limits
 from statestream.queries.geo import QUERY, GeoTopics
 from statestream.queries.geo.input import kafka_positions
 from statestream.queries.geo.processor import CellWindowsProcessor
@@ -59,15 +60,8 @@ def cell_windows(spark: SparkSession, settings: Settings, options: GeoJobOptions
         geo_spec(settings),
         GeoTopics(topics.vehicle_cells, topics.late, topics.dead_letter, topics.vehicle_positions),
     )
-    positions = kafka_positions(
-        spark,
-        settings,
-        topics.vehicle_positions,
-        starting_offsets=options.starting_offsets,
-        max_offsets_per_trigger=(
-            options.max_offsets_per_trigger or settings.geo.max_offsets_per_trigger
-        ),
-    )
+    limits = read_limits(settings, QUERY.section, options)
+    positions = kafka_positions(spark, settings, topics.vehicle_positions, **limits)
     output = processed(positions, processor, OUTPUT_SCHEMA, time_mode="EventTime")
     return observed(output, QUERY, F.max("watermark").alias("watermark_ms"))
 

@@ -40,7 +40,7 @@ from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.exactly_once.packed_rows import OutputRows, output_schema
 from statestream.exactly_once.sink import QueryOptions, packed_count, start_query, summed
-from statestream.jobs.kafka_input import committed_stream
+from statestream.jobs.kafka_input import committed_stream, read_limits
 from statestream.queries import REGISTRY
 from statestream.queries.sink_influx import QUERY
 from statestream.sinks.influx import Backoff, InfluxWriter
@@ -156,14 +156,8 @@ def kafka_records(spark: SparkSession, settings: Settings, options: InfluxSinkOp
 
     The value stays binary: a value that is no UTF-8 would fail the conversion of a text column
     to pandas and with it the task, every retry of it; as bytes it becomes a dead letter."""
-    max_offsets = options.max_offsets_per_trigger or settings.influx_sink.max_offsets_per_trigger
-    rows = committed_stream(
-        spark,
-        settings,
-        ",".join(sink_streams(settings)),
-        starting_offsets=options.starting_offsets,
-        max_offsets_per_trigger=max_offsets,
-    )
+    limits = read_limits(settings, QUERY.section, options)
+    rows = committed_stream(spark, settings, ",".join(sink_streams(settings)), **limits)
     return rows.select("topic", "partition", "offset", "value")
 
 
