@@ -1,20 +1,28 @@
-"""What every `statestream bench …` command shares: finding its benchmark, --json, the Spark run.
+"""What every `statestream bench …` command shares: finding its benchmark, --json, the Spark run,
+--record.
 
 Under --json stdout carries one JSON object and nothing else: progress lines go to stderr, and so
-does what Spark's Python workers print.
+does what Spark's Python workers print. `statestream bench --record <bench>` also appends the
+result, with its date, commit and machine, as one line to `benchmarks/results/<bench>.jsonl`:
+the figures are data, committed with the code, and the docs' benchmark page plots them
+(`benchmarks/results_page.py`).
 """
 
 from __future__ import annotations
 
+import datetime
 import importlib
 import json
 import os
+import platform
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
+import click
 import typer
 
 from statestream.cli._common import console, err_console
@@ -69,11 +77,62 @@ def run_on_spark(
             spark.stop()
 
 
+RESULTS_DIR = "benchmarks/results"  # in the checkout (`project_root`)
+_recording: list[bool] = [False]  # set by `bench --record` for the command it runs
+
+
+def record_results(active: bool) -> None:
+    """Whether the bench command now running appends its result (`bench --record`)."""
+    _recording[0] = active
+
+
+def recorded(figures: dict[str, Any]) -> None:
+    """Append `figures` to the running bench's results file, if `bench --record` asked."""
+    if not _recording[0]:
+        return
+    context = click.get_current_context(silent=True)
+    bench = context.info_name if context is not None else "unknown"
+    folder = project_root() / RESULTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(result_record(str(bench), figures))
+    with (folder / f"{bench}.jsonl").open("a") as results:
+        results.write(line + "\n")
+    err_console.print(f"recorded in {RESULTS_DIR}/{bench}.jsonl", highlight=False)
+
+
+def result_record(bench: str, figures: dict[str, Any]) -> dict[str, Any]:
+    """One results line: the bench, when (UTC), the commit (and whether the tree had changes),
+    the machine (cores, load average, Python) and the figures as --json prints them."""
+    return {
+        "bench": bench,
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        **_commit(),
+        "machine": {
+            "cores": os.cpu_count(),
+            "load_1m": round(os.getloadavg()[0], 2),
+            "python": platform.python_version(),
+        },
+        "figures": figures,
+    }
+
+
+def _commit() -> dict[str, Any]:
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=project_root(), capture_output=True, text=True, check=False
+        )
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    return {"commit": commit or None, "changed": bool(git("status", "--porcelain", "-uno"))}
+
+
 def print_figures(
     figures: dict[str, Any], as_json: bool, table: Callable[[], Table], min_width: int = 100
 ) -> None:
     """A benchmark's result: one JSON object on stdout with --json, else `table()`, at least
-    `min_width` columns wide."""
+    `min_width` columns wide; recorded when `bench --record` asked."""
+    recorded(figures)
     if as_json:
         print(json.dumps(figures))
         return

@@ -11,7 +11,14 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from statestream.cli._bench import AsJson, benchmark, narrator, print_figures, run_on_spark
+from statestream.cli._bench import (
+    AsJson,
+    benchmark,
+    narrator,
+    print_figures,
+    record_results,
+    run_on_spark,
+)
 from statestream.cli._common import settings_from
 from statestream.spark.patches import freed_memory
 
@@ -19,6 +26,21 @@ bench_app = typer.Typer(
     help="Benchmarks: figures and ratios against a baseline run in the same process.",
     no_args_is_help=True,
 )
+
+
+@bench_app.callback()
+def bench_group(
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Also append the result, with its date, commit and machine, to "
+            "benchmarks/results/BENCH.jsonl (the docs' benchmark page plots those files).",
+        ),
+    ] = False,
+) -> None:
+    """Benchmarks: figures and ratios against a baseline run in the same process."""
+    record_results(record)
 
 
 @bench_app.command("join")

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from statestream.cli._bench import AsJson, benchmark, narrator
+from statestream.cli._bench import AsJson, benchmark, narrator, recorded
 from statestream.cli._common import console, settings_from
 from statestream.cli.bench_cmd import bench_app
 
@@ -67,6 +67,7 @@ def bench_ingest(
                 2,
             ),
         }
+    recorded(figures)
     if as_json:
         print(json.dumps(figures))
         return

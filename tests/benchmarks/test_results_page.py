@@ -1,0 +1,48 @@
+"""Benchmark results as data: a recorded run's line, and the docs' page made from the files."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from benchmarks.results_page import MARKER, load_runs, on_page_markdown, results_markdown
+
+from statestream.cli._bench import result_record
+
+
+def _write(folder: Path, bench: str, *figures: dict) -> None:
+    lines = [json.dumps(result_record(bench, f)) for f in figures]
+    (folder / f"{bench}.jsonl").write_text("\n".join([*lines, "not json"]) + "\n")
+
+
+def test_a_recorded_run_carries_its_date_commit_machine_and_figures() -> None:
+    record = result_record("ingest", {"rows_per_s": 1000})
+    assert record["bench"] == "ingest" and record["figures"] == {"rows_per_s": 1000}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", record["date"])
+    assert record["commit"] is None or re.fullmatch(r"[0-9a-f]{7,}", record["commit"])
+    assert record["machine"]["cores"] >= 1 and record["machine"]["load_1m"] >= 0
+
+
+def test_the_page_plots_and_tabulates_each_bench(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "ingest",
+        {"rows_per_s": 30_000, "paho": {"rows_per_s": 20_000}, "seconds": 3},
+        {"rows_per_s": 36_000, "paho": {"rows_per_s": 21_000}, "seconds": 3},
+    )
+    _write(tmp_path, "pipeline", {"records_per_s": 200_000, "latency_p50_s": 0.34})
+    assert [len(load_runs(p)) for p in sorted(tmp_path.glob("*.jsonl"))] == [2, 1]
+    page = results_markdown(tmp_path)
+    ingest, pipeline = page.split("### `bench pipeline`")
+    assert ingest.count("<svg") == 1 and pipeline.count("<svg") == 2  # no latency for ingest
+    assert "paho rows_per_s" in ingest and "| 36,000 | 21,000 |" in ingest
+    assert ingest.index("| 36,000 |") < ingest.index("| 30,000 |")  # the latest run first
+    assert ingest.count("<polyline") == 2 and "latency_p50_s" in pipeline
+
+
+def test_only_the_page_with_the_marker_changes(tmp_path: Path) -> None:
+    other = "# Some page\n"
+    assert on_page_markdown(other, None, None, None) == other
+    assert MARKER not in on_page_markdown(f"# Benchmarks\n{MARKER}\n", None, None, None)
+    assert "No run is recorded yet" in results_markdown(tmp_path)
