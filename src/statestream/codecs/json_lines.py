@@ -4,8 +4,8 @@ Line i is `heads[codes[i]]`, then `texts[0]`, the number `numbers[0][i]`, `texts
 number `numbers[k - 1][i]` and `texts[k]`; the lines are joined by newlines (none after the
 last). A number is written as `formats.json_number` writes it: an integral value below 2**53
 without a fraction, a non-finite one as null, any other in orjson's shortest text (orjson
-writes all those of a call at once; the loop copies each into its place). A release of 250,000
-joined pairs is written in a few tens of milliseconds, with no Python object per line or value.
+writes all those of a call at once; the loop copies each into its place). A release of many
+joined pairs is written with no Python object per line or value.
 
     >>> json_lines([b'{"m": "a", ', b'{"m": "b", '], np.array([1, 0]),
     ...            [b'"t": ', b', "v": ', b"}"], [np.array([5.0, -0.0]), np.array([0.25, np.nan])])

@@ -25,7 +25,7 @@ def kafka_ordered(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
     """The rows of `frames` as one frame sorted by (partition, offset), indexed 0 … n − 1.
 
     One numpy sort (`kafka_order`): pandas' `sort_values` on two columns first turns each into
-    a categorical, which cost a 282 k-row call twice as much.
+    a categorical, which a large call pays for.
     """
     frame = pd.concat(list(frames), ignore_index=True)
     order = kafka_order(frame["partition"].to_numpy(), frame["offset"].to_numpy())

@@ -164,8 +164,8 @@ class KafkaSettings(_Section):
             # (500 ms for more data) would be added to every batch
             "kafka.fetch.max.wait.ms": str(self.source_fetch_wait_ms),
             # Spark's reader asks the broker for the partition's first and last offsets after
-            # every poll (two round trips): with Kafka's 500 records a poll, that was a third of
-            # the time a micro-batch spent reading Kafka
+            # every poll (two round trips): with Kafka's 500 records a poll, those round trips were
+            # a large part of the time a micro-batch spent reading Kafka
             "kafka.max.poll.records": str(self.source_max_poll_records),
             "kafka.max.partition.fetch.bytes": str(self.source_max_partition_fetch_bytes),
         }

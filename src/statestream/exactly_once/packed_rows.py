@@ -3,10 +3,10 @@
 A call returns one row per kind and topic, holding all its records of that kind, and a last row
 of kind `figures` with the call's counts. Few, wide rows instead of one per record: every output
 row costs the JVM a conversion from Arrow, the metrics aggregation and a conversion back to Arrow
-for the writer, and packing took about a tenth off a 500 k-record batch of the join. A row's
-`values` are the records' values, JSON texts, one per line in UTF-8 (JSON text never holds a raw
-newline, so nothing needs escaping); its `keys` are a JSON array of [key, how many records in a
-row have it]. The tasks' writer (`jvm/exactly-once`, `TransactionalPartition.unpack`) unpacks
+for the writer, so packing shortens a large batch of the join. A row's `values` are the
+records' values, JSON texts, one per line in UTF-8 (JSON text never holds a raw newline, so
+nothing needs escaping); its `keys` are a JSON array of [key, how many records in a row have
+it]. The tasks' writer (`jvm/exactly-once`, `TransactionalPartition.unpack`) unpacks
 them in the JVM; `records` does the same in Python and is the format's reference. Both are held
 to `tests/exactly_once/golden/packed_rows.bin`. Rows with an empty topic are not written.
 
@@ -108,7 +108,7 @@ class OutputRows:
         """One row per kind and topic, then the `figures` row (`figure_columns`: their DDL).
 
         The frame is made at once from all its columns (adding the figures' columns one by one
-        to a made frame took twice as long: a call of a small batch pays it each time).
+        to a made frame is slower: a call of a small batch pays it each time).
         """
         columns: dict[str, Any] = {"kind": [], "topic": [], "count": [], "keys": [], "values": []}
         packed = [

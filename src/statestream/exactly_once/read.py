@@ -44,7 +44,7 @@ def read_records(
             "auto.offset.reset": "earliest",
             "enable.partition.eof": True,
             # the broker answers a fetch at a partition's end at once, not after 500 ms: a
-            # reader of a few topics' ends waited ~1 s each time, now ~0.2 s
+            # reader of a few topics' ends would otherwise wait that long at each of them
             "fetch.wait.max.ms": 10,
         }
     )

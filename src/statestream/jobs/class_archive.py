@@ -1,7 +1,7 @@
 """A class-data archive for the driver's JVM: Spark's classes mapped from a file, not loaded.
 
-A Spark driver loads and verifies some ten thousand classes before its first batch: on two
-cores that is several seconds of each start (a job, a restart after a crash, a test run).
+A Spark driver loads and verifies some ten thousand classes before its first batch, a large
+part of each start (a job, a restart after a crash, a test run).
 HotSpot's application class-data sharing (AppCDS) keeps them parsed and verified in an archive
 that later JVMs map. `make setup` writes one (`python -m statestream.jobs.class_archive_setup`): a
 short training run, a batch and a streaming complement join, is dumped at its exit

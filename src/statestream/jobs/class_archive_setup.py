@@ -1,6 +1,6 @@
 """`make setup`'s step for the driver JVM's class archive (`jobs.class_archive`): written
 unless it is up to date, one line either way; a failure is a warning, for the archive is an
-optimisation only (Spark starts without it, a few seconds slower).
+optimisation only (Spark starts without it, only slower).
 
     .venv/bin/python -m statestream.jobs.class_archive_setup
 """
@@ -26,7 +26,7 @@ def main() -> int:
     try:
         write_archive(target)
     except (RuntimeError, OSError, ValueError) as problem:
-        # an optimisation only: Spark starts without it, a few seconds slower
+        # an optimisation only: Spark starts without it, only slower
         print(f"setup: warning: no JVM class archive: {problem}")
         return 0
     size_mb = target.stat().st_size / 1e6

@@ -114,7 +114,7 @@ def spark_options(
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # rows reach the stateful processors in Arrow batches of this many (Spark: 10,000);
-        # fewer, bigger batches took a third off the Python side of a 500 k-record batch
+        # fewer, bigger batches shorten the Python side of a large batch
         "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
         "spark.driver.memory": spark.driver_memory,
         "spark.driver.extraJavaOptions": driver_java,

@@ -6,7 +6,7 @@ See ../shared/spec/complement-join.md (the contract) and `ComplementJoin` (one t
 The names below are imported on first use: `from statestream.join.spec import JoinSpec` (or
 unpickling a spec) loads the spec alone, not the compiled engine. Spark's driver starts a Python
 process at each query's start to unpickle the join's processor, and the engine's imports (numba
-and its compiled loops) made that start ~0.4 s longer.
+and its compiled loops) would lengthen that start.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ class JoinedPairs:
 _PAIR_FIELDS = ("left_t", "left_v", "left_pos", "right_t", "right_v", "right_pos", "result")
 
 # A batch larger than this is joined in pieces: any split gives the same pairs (spec), and
-# pieces that fit the CPU caches are about three times faster than one huge piece.
+# pieces that fit the CPU caches are faster than one huge piece.
 MAX_PIECE = 1 << 16
 
 

@@ -2,8 +2,8 @@
 keeps them (`Utf8Names`) is coded in one pass over its bytes, with no Python string per record.
 
 Arrow's `dictionary_encode` hashes the same bytes, but then each batch's distinct names become
-Python strings and are looked up in a dict: with thousands of things a batch, that took four
-times as long as this index, which keeps the names it has seen across batches.
+Python strings and are looked up in a dict: with thousands of things a batch, that is slower
+than this index, which keeps the names it has seen across batches.
 
 The table is open addressing with linear probing, at most half full. A slot holds a name's
 hash, its length and code, and its first and last 8 bytes, read as little-endian integers from

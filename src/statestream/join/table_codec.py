@@ -1,7 +1,7 @@
 """`codec`'s bytes of many things at once, written from and read into a `ThingsJoin`'s columns.
 
 A stateful call of a pipeline stores each thing's engine states on their own (one value per
-thing), so exporting them engine by engine and restoring them one by one cost a few tens of µs
+thing), so exporting them engine by engine and restoring them one by one cost a Python call
 per thing and series: most of a small batch's call. `exported` writes every thing's
 `export_state` bytes from the tables in one compiled pass; `restored` reads many things' bytes
 into rows and per-thing values in one pass. The layout is `codec`'s, byte for byte.

@@ -1,7 +1,7 @@
 """InfluxDB 1.x with authentication: the admin user and the database are created on first start.
 
 Its HTTP API is called with `requests` (`/ping`, `/query`), not the `influxdb` client, whose
-import loads pandas: half a second on each `statestream services …` command.
+import loads pandas, which would slow every `statestream services …` command.
 """
 
 from __future__ import annotations

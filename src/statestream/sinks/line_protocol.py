@@ -117,7 +117,8 @@ class PointBuilder:
         if value is None:
             raise BadRecord("empty message")
         try:
-            record = orjson.loads(value)  # ~3× json.loads: parsing is most of a point's cost
+            # orjson, faster than json.loads: parsing is most of a point's cost
+            record = orjson.loads(value)
         except orjson.JSONDecodeError as exc:
             raise BadRecord(f"bad JSON: {exc}") from None
         if not isinstance(record, dict):

@@ -3,8 +3,9 @@
 At each query's start Spark's driver runs a Python process of its own that unpickles the
 processor only to call `init` (the state variables' schemas). This module, and what the
 processor holds (the specs and the bucket join's settings as plain values, not the
-`BucketJoin`), import no pandas, pyarrow or compiled engine: with them that start took ~1 s
-longer. What a call does is `_stream_bucket.joined_bucket`, imported on the first call.
+`BucketJoin`), import no pandas, pyarrow or compiled engine: loading them there would
+lengthen that start. What a call does is `_stream_bucket.joined_bucket`, imported on the first
+call.
 """
 
 from __future__ import annotations

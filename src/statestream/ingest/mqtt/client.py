@@ -1,9 +1,9 @@
 """One TCP connection to an MQTT 3.1.1 broker, for a publisher and for a subscriber.
 
 statestream speaks the few packets it needs itself (`wire`) rather than through paho-mqtt: paho
-makes one system call per packet and builds several Python objects per message, about 170 µs per
-QoS 1 message on the 2-core development machine (≈ 6 k messages/s), far below the 20 k rows/s
-the connector must carry. Here a batch of PUBLISH or PUBACK packets is one `sendall`, and one
+makes one system call per packet and builds several Python objects per message, which keeps
+it far below the 20 k rows/s the connector must carry (`statestream bench ingest` compares the
+two; docs/benchmarks). Here a batch of PUBLISH or PUBACK packets is one `sendall`, and one
 `recv` of up to 256 KiB is cut into packets in memory.
 
 With `mqtt.use_tls` (by default for the local broker) the connection is TLS, the broker's

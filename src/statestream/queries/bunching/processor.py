@@ -9,7 +9,7 @@ attempt of a batch.
 
 What a call does is `queries.bunching.rows`. This module imports little: on a query's first batch
 Spark's driver starts a Python process of its own that imports it only to run `init` (the state
-variables' schemas), and pandas would add ~0.3–0.5 s to that start.
+variables' schemas), and importing pandas there would lengthen that start.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ it, so a window that gets no more positions is still made final and then dropped
 
 What a call does is `queries.geo.rows`. This module imports little: on a query's first batch
 Spark's driver starts a Python process of its own that imports it only to run `init` (the state
-variables' schemas), and pandas would add ~0.3–0.5 s to that start.
+variables' schemas), and importing pandas there would lengthen that start.
 """
 
 from __future__ import annotations

@@ -49,8 +49,8 @@ def bucketed_records(spark: SparkSession, settings: Settings, options: JoinJobOp
     """machine.data as rows (bucket, key, value, partition, offset); values are decoded later.
 
     Read in as many tasks as the stateful step has (the session's shuffle partitions), not one
-    per Kafka partition: a small batch's read tasks cost their start more than their records
-    (5 tasks of ~20 ms on 2 cores ran in three waves).
+    per Kafka partition: a small batch's read tasks cost their start more than their records,
+    and more tasks than cores run in waves, one after another.
     """
     rows = section_records(spark, settings, settings.topics.machine_data, QUERY.section, options)
     partitions = spark.conf.get("spark.sql.shuffle.partitions")

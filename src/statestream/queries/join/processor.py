@@ -7,8 +7,9 @@ so one per thing and not one per join (sent in windows, `spark.patches.map_state
 a call does is `queries.join.rows`.
 
 This module imports little: on a query's first batch Spark's driver starts a Python process of
-its own that imports it only to run `init` (the state variables' schemas), and pandas, pyarrow
-and the decoders would add ~0.4 s to that start. `join_rows` is imported on the first call.
+its own that imports it only to run `init` (the state variables' schemas), and importing
+pandas, pyarrow and the decoders there would lengthen that start. `join_rows` is imported on
+the first call.
 """
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ def _task_label() -> str:
 def _garbage_collector_paused() -> Iterator[None]:
     """No cyclic garbage collection while a batch's objects are built (they hold no cycles).
 
-    Collections triggered by a million new objects took about half of the conversion time.
+    Collections triggered by the many new objects took a large part of the conversion time.
     """
     was_enabled = gc.isenabled()
     gc.disable()

@@ -5,8 +5,9 @@ state of each power series (thing, component) is kept as bytes in a MapState. Wh
 is `queries.stats.rows`.
 
 This module imports little: on a query's first batch Spark's driver starts a Python process of
-its own that imports it only to run `init` (the state variables' schemas), and pandas and the
-decoders would add ~0.3–0.5 s to that start. `stats_rows` is imported on the first call.
+its own that imports it only to run `init` (the state variables' schemas), and importing
+pandas and the decoders there would lengthen that start. `stats_rows` is imported on the first
+call.
 """
 
 from __future__ import annotations

@@ -3,10 +3,11 @@
 Spark sends a stateful processor's input to the Python worker as Arrow batches sorted by grouping
 key. PySpark 4.1's `TransformWithStateInPandasSerializer.load_stream` turns each batch into a
 pandas frame, walks it with `itertuples`, regroups the rows with `itertools.groupby` and builds a
-new frame from the row tuples: on the join's 500,000-record batches that was a third of the Python
-workers' time. `grouped_frames` gives the same frames from runs of equal keys found with numpy and
-slices of the converted batch, and `install` puts it in the serializer's place; the worker daemon
-(`statestream.spark.patches.python_daemon`) installs it before it forks the workers.
+new frame from the row tuples: on the join's large batches that was a large part of the
+Python workers' time. `grouped_frames` gives the same frames from runs of equal keys found with
+numpy and slices of the converted batch, and `install` puts it in the serializer's place; the
+worker daemon (`statestream.spark.patches.python_daemon`) installs it before it forks the
+workers.
 
 The processor receives what the row-at-a-time path gives, but for binary columns: for each key,
 frames of at most `spark.sql.execution.arrow.maxRecordsPerBatch` rows (and `maxBytesPerBatch`,
@@ -184,8 +185,8 @@ def _frame(pd, slices: list):
     """One frame of a key's slices; object columns typed by their values, as from row tuples.
 
     No column is copied but those whose type changes: a new frame on the same columns gets a
-    fresh index (`reset_index` and `infer_objects` each copied every column: ~20 ms for a
-    250,000-row frame). A slice's columns are the converted batch's, which no one else reads.
+    fresh index (`reset_index` and `infer_objects` each copied every column, a cost that grows
+    with the frame). A slice's columns are the converted batch's, which no one else reads.
     """
     frame = slices[0].copy(deep=False) if len(slices) == 1 else pd.concat(slices)
     frame.index = pd.RangeIndex(len(frame))

@@ -1,12 +1,12 @@
 """Many `getValue`/`updateValue` calls of a PySpark MapState, their requests sent in windows.
 
 PySpark's MapState sends one request to the JVM's state server and waits for its answer before
-the next (`pyspark.sql.streaming.map_state_client`): a call that reads and writes ~500 things
-waits ~1,000 times for the server's thread to wake, answer and for the Python worker to wake
-again, ~0.1–0.15 ms each on 2 busy cores. The server reads requests one after another from its
-socket and answers each in turn (`TransformWithStateInPySparkStateServer.run`, which reads each
-request whole with `readFully`), so the same requests can be written back to back and their
-answers read afterwards: the same calls in the same order, without the waits.
+the next (`pyspark.sql.streaming.map_state_client`): a call that reads and writes many things
+waits twice per thing for the server's thread to wake and answer and for the Python worker to
+wake again. The server reads requests one after another from its socket and answers each in
+turn (`TransformWithStateInPySparkStateServer.run`, which reads each request whole with
+`readFully`), so the same requests can be written back to back and their answers read
+afterwards: the same calls in the same order, without the waits.
 
 The windows keep either direction's socket buffer from filling while the other side waits on
 it: a window of reads sends at most `WINDOW_BYTES` of (small) requests before reading their
@@ -116,7 +116,7 @@ class MapStateCalls:
         """`row` as PySpark sends it (`_serialize_to_bytes`: the pickled `schema.toInternal`).
 
         Rows of plain `str`/`bytes` values of a schema none of whose fields converts are their
-        own internal form: pickled at once, without the ~20 µs of building a `Row` each time.
+        own internal form: pickled at once, without building a `Row` each time.
         """
         if not schema._needSerializeAnyField and all(type(v) in _PLAIN for v in row):
             return self.api.pickleSer.dumps(tuple(row))

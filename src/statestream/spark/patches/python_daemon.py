@@ -2,10 +2,10 @@
 
 Spark puts pyspark.zip, py4j's zip and spark-core's jar first on its Python workers' path. Each
 task starts with `importlib.invalidate_caches()`, and on Python 3.11 every zip importer then
-re-reads its whole archive's directory: 0.15–0.2 s per task, as much as the rest of a small
-micro-batch's stateful task. When the same pyspark and py4j can be imported without them (from
-site-packages), this module (`spark.python.daemon.module`) drops the archives from the path and
-then runs Spark's own daemon, whose workers it forks.
+re-reads its whole archive's directory, in every task: a small micro-batch's stateful task
+spends a large part of its time there. When the same pyspark and py4j can be imported without
+them (from site-packages), this module (`spark.python.daemon.module`) drops the archives from
+the path and then runs Spark's own daemon, whose workers it forks.
 
 Before that it installs the `grouped_rows` patch, which hands transformWithStateInPandas
 processors their rows grouped a batch at a time instead of a row at a time, the
@@ -17,9 +17,8 @@ Last, it imports what every worker imports (numpy, pandas, pyarrow, pyspark's wo
 stateful serializers, and the join engine with its compiled loops, which a join worker would
 otherwise load on its first call) and freezes those objects (`gc.freeze`, as Python's
 documentation advises before forking): a worker's full collections then walk the objects of its
-own calls, not the ~75 k of these modules. In a 30 s latency run each join worker made ~100 full
-collections that took 2.2 s of CPU without this, 0.14 s with it. `statestream.python_daemon`, the
-name this module had, still starts it.
+own calls, not the ~75 k of these modules, so the many full collections of a join worker
+cost far less CPU. `statestream.python_daemon`, the name this module had, still starts it.
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ PRELOADED = (
     "pyspark.worker",
     "pyspark.sql.pandas.serializers",
     "pyspark.sql.streaming.stateful_processor_api_client",
-    "statestream.join.router",  # the join engine: numba and its compiled loops, ~0.5 s to load
+    "statestream.join.router",  # the join engine: numba and its compiled loops, slow to load
 )
 
 

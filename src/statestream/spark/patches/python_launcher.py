@@ -2,9 +2,9 @@
 
 Spark starts each Python process as `<PYSPARK_PYTHON> -m <module>`, with pyspark.zip and py4j's
 zip first on its path. Nothing compiled is cached for a module imported from a zip, so every
-such process compiles the pyspark modules it imports anew: 0.3–0.6 s for the process the driver
-starts at each transformWithState query's first batch (`transform_with_state_driver_worker`,
-which runs the processor's `init` for the state schemas), on the query's critical path.
+such process compiles the pyspark modules it imports anew, the one the driver starts at each
+transformWithState query's first batch included (`transform_with_state_driver_worker`, which
+runs the processor's `init` for the state schemas), on the query's critical path.
 
 This patch makes `PYSPARK_PYTHON` the console script `statestream-spark-python` (beside the
 Python running statestream), which takes the archives off the path when the same pyspark and
