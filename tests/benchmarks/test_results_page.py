@@ -9,6 +9,7 @@ from pathlib import Path
 from benchmarks.results_page import MARKER, load_runs, on_page_markdown, results_markdown
 
 from statestream.cli._bench import result_record
+from tests.support import run_cli
 
 
 def _write(folder: Path, bench: str, *figures: dict) -> None:
@@ -46,3 +47,15 @@ def test_only_the_page_with_the_marker_changes(tmp_path: Path) -> None:
     assert on_page_markdown(other, None, None, None) == other
     assert MARKER not in on_page_markdown(f"# Benchmarks\n{MARKER}\n", None, None, None)
     assert "No run is recorded yet" in results_markdown(tmp_path)
+
+
+def test_bench_record_appends_the_run_to_its_bench_file(tmp_path: Path) -> None:
+    args = ("bench", "--record", "join", "--records", "2000", "--baseline-records", "1000")
+    env = {"STATESTREAM_BENCH_RESULTS_DIR": str(tmp_path)}
+    for _ in range(2):
+        done = run_cli(*args, "--json", env=env)
+        assert done.exit_code == 0, done.stderr
+    [run, again] = load_runs(tmp_path / "join.jsonl")
+    assert run["bench"] == again["bench"] == "join"
+    assert run["figures"]["records"] == 2000 and run["figures"]["joins_per_s"] > 0
+    assert [path.name for path in tmp_path.iterdir()] == ["join.jsonl"]

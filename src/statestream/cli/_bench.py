@@ -19,10 +19,10 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 
 from statestream.cli._common import console, err_console
@@ -78,26 +78,26 @@ def run_on_spark(
 
 
 RESULTS_DIR = "benchmarks/results"  # in the checkout (`project_root`)
-_recording: list[bool] = [False]  # set by `bench --record` for the command it runs
+RESULTS_DIR_ENV = "STATESTREAM_BENCH_RESULTS_DIR"  # another folder for them (tests)
+_recording: list[str] = []  # the bench `bench --record` runs, when it asked
 
 
-def record_results(active: bool) -> None:
-    """Whether the bench command now running appends its result (`bench --record`)."""
-    _recording[0] = active
+def record_results(bench: str | None) -> None:
+    """Which bench now runs and appends its result (`bench --record`); None: none records."""
+    _recording[:] = [bench] if bench else []
 
 
 def recorded(figures: dict[str, Any]) -> None:
     """Append `figures` to the running bench's results file, if `bench --record` asked."""
-    if not _recording[0]:
+    if not _recording:
         return
-    context = click.get_current_context(silent=True)
-    bench = context.info_name if context is not None else "unknown"
-    folder = project_root() / RESULTS_DIR
+    bench = _recording[0]
+    folder = Path(os.environ.get(RESULTS_DIR_ENV) or project_root() / RESULTS_DIR)
     folder.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(result_record(str(bench), figures))
+    line = json.dumps(result_record(bench, figures))
     with (folder / f"{bench}.jsonl").open("a") as results:
         results.write(line + "\n")
-    err_console.print(f"recorded in {RESULTS_DIR}/{bench}.jsonl", highlight=False)
+    err_console.print(f"recorded in {folder / bench}.jsonl", highlight=False)
 
 
 def result_record(bench: str, figures: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ bench_app = typer.Typer(
 
 @bench_app.callback()
 def bench_group(
+    ctx: typer.Context,
     record: Annotated[
         bool,
         typer.Option(
@@ -40,7 +41,7 @@ def bench_group(
     ] = False,
 ) -> None:
     """Benchmarks: figures and ratios against a baseline run in the same process."""
-    record_results(record)
+    record_results(ctx.invoked_subcommand if record else None)
 
 
 @bench_app.command("join")
