@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -67,6 +68,7 @@ class QueryOptions:
     query_name: str = ""
     pause_after_commit_s: float = 0.0  # fault injection for tests: a window to crash in
     task_fault: TaskFault | None = None  # fault injection for tests: a task fails once
+    spec: Any = None  # the query's definitions (its engine's spec); None: from its settings
 
     def query_run(self, settings: Settings, interval_s: float) -> QueryRun:
         """The run these options ask for: checkpoint `query_name` in the checkpoint root unless

@@ -51,7 +51,6 @@ class BunchingJobOptions(QueryOptions):
     """
 
     query_name: str = QUERY_NAME
-    spec: BunchingSpec | None = None
 
 
 def bunching_spec(settings: Settings) -> BunchingSpec:

@@ -7,10 +7,16 @@ a call's output rows; `records`: their JSON; `spec`: the time rules; `reference`
 reference the tests hold the engine to).
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from statestream.queries.definition import Figure, QueryDef
 from statestream.sinks.line_protocol import PointShape
+
+if TYPE_CHECKING:
+    from statestream.config import Settings
 
 QUERY = QueryDef(
     name="quantity_stats",
@@ -58,8 +64,17 @@ QUERY = QueryDef(
 
 @dataclass(frozen=True)
 class QuantityTopics:
+    """Where a call reads from (`source`, its `envelope`) and writes to."""
+
     windows: str
     late: str
     dead_letter: str
     source: str
     envelope: str = "none"  # how the source's values are encoded
+
+    @classmethod
+    def of(cls, settings: Settings) -> QuantityTopics:
+        """The topics of the settings (`QUERY`'s input and output topics)."""
+        topics = settings.topics
+        names = (topics.machine_quantities, topics.late, topics.dead_letter, topics.machine_data)
+        return cls(*names, envelope=settings.ingest.envelope)

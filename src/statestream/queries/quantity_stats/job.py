@@ -35,7 +35,6 @@ class QuantityStatsOptions(QueryOptions):
     from the settings (section `quantity_stats`)."""
 
     query_name: str = QUERY.name
-    spec: QuantitySpec | None = None
 
 
 def quantity_spec(settings: Settings) -> QuantitySpec:
@@ -52,18 +51,9 @@ def quantity_statistics(
     spark: SparkSession, settings: Settings, options: QuantityStatsOptions
 ) -> DataFrame:
     """Output rows of the processor, with the batch metrics observed under its metrics name."""
-    topics = settings.topics
-    processor = QuantityStatisticsProcessor(
-        options.spec or quantity_spec(settings),
-        QuantityTopics(
-            topics.machine_quantities,
-            topics.late,
-            topics.dead_letter,
-            topics.machine_data,
-            envelope=settings.ingest.envelope,
-        ),
-    )
-    records = section_records(spark, settings, topics.machine_data, QUERY.section, options)
+    spec = options.spec or quantity_spec(settings)
+    processor = QuantityStatisticsProcessor(spec, QuantityTopics.of(settings))
+    records = section_records(spark, settings, settings.topics.machine_data, QUERY.section, options)
     return observed(processed(records, processor, OUTPUT_SCHEMA), QUERY)
 
 

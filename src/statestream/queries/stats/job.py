@@ -43,7 +43,6 @@ class StatsJobOptions(QueryOptions):
     """
 
     query_name: str = QUERY_NAME
-    spec: StatsSpec | None = None
 
 
 def stats_spec(settings: Settings) -> StatsSpec:
