@@ -88,12 +88,11 @@ class SeriesCall:
 
 
 def series_frames(
-    records: KafkaRecords, kept: np.ndarray, frame: pd.DataFrame
+    records: KafkaRecords, index: np.ndarray, frame: pd.DataFrame
 ) -> Iterator[pd.DataFrame]:
-    """`frame` (the `kept` records, as `records.frame()`) cut into its series (thing, quantity),
-    each in Kafka order. A series is its name codes: pandas would group names that differ only
-    after a NUL as one."""
-    index = np.flatnonzero(kept) if kept.dtype == bool else kept
+    """`frame` (the records at `index`, as `records.frame()`) cut into its series (thing,
+    quantity), each in Kafka order. A series is its name codes: pandas would group names that
+    differ only after a NUL as one."""
     codes = records.things.codes[index].astype(np.int64) * len(records.quantities.names)
     codes = codes + records.quantities.codes[index]
     for _, series in frame.groupby(codes, sort=False):

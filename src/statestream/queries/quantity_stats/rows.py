@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
 from statestream.exactly_once.packed_rows import output_schema
@@ -32,7 +33,7 @@ def quantity_rows(
     in `windows_state` (the processor's MapState by (thing, quantity))."""
     call = SeriesCall(QUERY.dead_letter_stage, topics.source, topics.late, topics.dead_letter)
     records, kept = call.decoded(rows, topics.envelope)
-    for series_rows in series_frames(records, kept, records.frame()[kept]):
+    for series_rows in series_frames(records, np.flatnonzero(kept), records.frame()[kept]):
         thing, quantity = series_rows["thing"].iat[0], series_rows["quantity"].iat[0]
         data = stored(windows_state, (thing, quantity))
         series = QuantityWindows(spec) if data is None else QuantityWindows.from_bytes(spec, data)
