@@ -2,6 +2,8 @@
 
 See ../shared/spec/complement-join.md (the contract) and `ComplementJoin` (one thing);
 `ThingsJoin` joins many things at once, and `JoinRouter` many things and specs by name.
+The as-of join (`pandas.merge_asof`'s semantics) shares the vocabulary: `asof_indices` matches
+in batch, `AsofStream` incrementally, with watermarks and late rows as the complement join's.
 
 The names below are imported on first use: `from statestream.join.spec import JoinSpec` (or
 unpickling a spec) loads the spec alone, not the compiled engine. Spark's driver starts a Python
@@ -15,6 +17,8 @@ import importlib
 from typing import Any
 
 _NAMES_OF = {  # module → the names it gives this package
+    "asof": ("AsofRule", "asof_indices"),
+    "asof_stream": ("AsofStream",),
     "codec": ("StateFormatError", "export_state", "pack_states", "restore_state", "unpack_states"),
     "engine": (
         "ComplementJoin",
