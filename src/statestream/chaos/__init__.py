@@ -7,14 +7,16 @@ checkpoints), `checks` (nothing lost, nothing doubled) and `runner` (all of it, 
 
 from statestream.chaos.checks import ChaosChecks
 from statestream.chaos.runner import ChaosOptions, ChaosReport, run_chaos
-from statestream.chaos.schedule import COMPONENTS, Kill, kill_schedule
+from statestream.chaos.schedule import COMPONENTS, SPARK_WORKER, Kill, components, kill_schedule
 
 __all__ = [
     "COMPONENTS",
+    "SPARK_WORKER",
     "ChaosChecks",
     "ChaosOptions",
     "ChaosReport",
     "Kill",
+    "components",
     "kill_schedule",
     "run_chaos",
 ]

@@ -1,5 +1,6 @@
 """The parts a chaos run kills and starts again: its own child processes (the connector and the
-Spark pipeline, each the statestream command a user would run) and the local services.
+Spark pipeline's driver, each the statestream command a user would run) and the local services
+(on a local cluster: one of the Kafka brokers, one of the Spark workers).
 
 Each part counts its kills and its starts after the first (restarts); a child process that ends
 on its own (the pipeline when a query gives up on a broker that is down) is started again too,
@@ -75,25 +76,29 @@ class ChildPart:
 
 @dataclass
 class ServicePart:
-    """A local service (Kafka: any of its brokers), killed with -9 and started with
-    `start_services`, which starts what is not running and waits until it answers."""
+    """A local service (Kafka: any of its brokers; Spark: any of its workers), killed with -9
+    and started with `start_services`, which starts what is not running and waits until it
+    answers (a worker: until it is registered with the master again).
+
+    A kill -9 goes to the process group of the process: a worker's executors and their Python
+    workers die with it, as on a machine that is lost."""
 
     settings: Settings
-    service: str  # kafka, mosquitto, influxdb
+    service: str  # kafka, mosquitto, influxdb, spark-worker: the processes named so or `<it>-<n>`
     counts: PartCounts = field(default_factory=PartCounts)
     down: bool = False
     broker_kills: list[BrokerKill] = field(default_factory=list)  # Mosquitto's, with its last save
 
     def processes(self) -> dict[str, LocalService]:
         found = local_services(self.settings)
-        return {s.name: s for s in found if s.name.split("-")[0] == self.service}
+        return {s.name: s for s in found if _named(s.name, self.service)}
 
     @property
     def running(self) -> bool:
         return all(s.running_pid() is not None for s in self.processes().values())
 
     def kill(self, target: str) -> None:
-        """kill -9 `target` (the service, or `kafka-<n>` of three brokers)."""
+        """kill -9 `target` (the service, `kafka-<n>` of three brokers, `spark-worker-<n>`)."""
         processes = self.processes()
         service = processes.get(target, next(iter(processes.values())))
         pid = service.running_pid()
@@ -135,6 +140,13 @@ class ServicePart:
         self.counts.exits += 1
         self.restart()
         return True
+
+
+def _named(process: str, service: str) -> bool:
+    """Whether `process` (`kafka-2`, `spark-worker-1`, `mosquitto`) is one of `service`'s."""
+    return process == service or (
+        process.startswith(f"{service}-") and process.removeprefix(f"{service}-").isdigit()
+    )
 
 
 def _modified_at(store_file: Path) -> float:

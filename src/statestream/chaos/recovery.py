@@ -2,10 +2,12 @@
 possible again, written after it was started again.
 
 A part's output is the topic its recovery shows on first: the connector's and Mosquitto's on
-`machine.data` (the connector writes again), the pipeline's and a Kafka broker's on `machine.out`
-(the join writes again; a record's timestamp is when its task wrote it, and no task writes while
-the broker is down). InfluxDB's points carry their event times, not when they were written, so
-its recovery is not measured here (`None`).
+`machine.data` (the connector writes again), the pipeline's, a Kafka broker's and a Spark
+worker's on `machine.out` (the join writes again; a record's timestamp is when its task wrote
+it). Every time counts from the kill to the first record written after the part was started
+again, so it includes the down time even where the output did not stall: on a local cluster the
+other brokers and worker may keep the join writing meanwhile. InfluxDB's points carry their event
+times, not when they were written, so its recovery is not measured here (`None`).
 
     >>> outage = Outage("connector", killed_at=100.0, restarted_at=101.5)
     >>> recovery_times([outage], {"machine_data": [99_000, 100_500, 103_250]})
@@ -24,6 +26,7 @@ OUTPUT_OF = {
     "mosquitto": "machine_data",
     "pipeline": "machine_out",
     "kafka": "machine_out",
+    "spark-worker": "machine_out",
 }
 
 

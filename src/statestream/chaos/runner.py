@@ -4,7 +4,9 @@ started again, then the checks (`checks.check_run`).
 1. The local services run (started if need be); the run gets its own topics, database and
    checkpoints (`workspace`).
 2. The connector (`connect mqtt`) and the Spark pipeline (`run pipeline`: join, stats, InfluxDB
-   sink) start as child processes; the simulator publishes from a thread once both are up.
+   sink) start as child processes; the simulator publishes from a thread once both are up. With
+   `services.spark_workers` > 0 the pipeline's driver runs on the local standalone master (the
+   settings' `spark.master`), its executors on the workers.
 3. For `minutes`, the kills of the seeded schedule (`schedule`) happen, each part started again
    after its down time; a child that ends on its own is started again at once.
 4. Every part running again, the simulator stops (once the broker acknowledged all it sent), the
@@ -39,7 +41,7 @@ from statestream.chaos.checks import (
 from statestream.chaos.load import SimulatorLoad
 from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
 from statestream.chaos.recovery import Outage
-from statestream.chaos.schedule import Kill, kill_schedule
+from statestream.chaos.schedule import SPARK_WORKER, Kill, kill_schedule
 from statestream.chaos.soak import (
     Sample,
     folder_bytes,
@@ -134,13 +136,18 @@ class ChaosRun:
         self.pipeline = child_part("pipeline", pipeline_args, logs / "pipeline.log", environment)
         finish_args = ["run", "pipeline", "--available-now"]
         self.finisher = child_part("finish", finish_args, logs / "finish.log", environment)
+        services = settings.services
+        workers = (SPARK_WORKER,) if services.spark_workers > 0 else ()
         self.parts: dict[str, ChildPart | ServicePart] = {
             "connector": self.connector,
             "pipeline": self.pipeline,
-            **{name: ServicePart(settings, name) for name in ("mosquitto", "influxdb", "kafka")},
+            **{
+                name: ServicePart(settings, name)
+                for name in ("mosquitto", "influxdb", "kafka", *workers)
+            },
         }
         self.schedule = kill_schedule(
-            options.seed, options.minutes * 60, settings.services.kafka_brokers
+            options.seed, options.minutes * 60, services.kafka_brokers, services.spark_workers
         )[: options.kills]
         self.samples: list[Sample] = []
         self.outages: list[Outage] = []

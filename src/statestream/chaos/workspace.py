@@ -1,7 +1,8 @@
 """A chaos run's own names, so that earlier data never counts and nothing else is touched: its
-topics (`chaos.<run>.*`), MQTT topic and connector session, InfluxDB database and checkpoints and
-logs under `<data_dir>/chaos/<run>/`. Removed at the end of a run that passed; a failed run keeps
-them for a look and says where they are.
+topics (`chaos.<run>.*`: every topic a registered query reads or writes, and the commit markers),
+MQTT topic and connector session, InfluxDB database and checkpoints and logs under
+`<data_dir>/chaos/<run>/`. Removed at the end of a run that passed; a failed run keeps them for a
+look and says where they are.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
+from statestream.queries import REGISTRY
 from statestream.services.topics import create_topics
 from statestream.sinks.influx import InfluxWriter, influx_rows
 
@@ -29,7 +31,16 @@ _TOPICS = {
     "vehicle_cells": "cells",
     "vehicle_alerts": "vehicle-alerts",
     "commits": "commits",
+    "machine_quantities": "quantities",
 }
+
+
+def _topic_suffixes() -> dict[str, str]:
+    """The run's name suffix of each topic field: `_TOPICS`', and for a topic of a registered
+    query not named there, the field's own (so a new query's output is the run's own too; a
+    shared topic would hold an earlier run's results, which the checks count as unexpected)."""
+    named = [field for q in REGISTRY for field in (*q.input_topics, *q.output_topics)]
+    return {**_TOPICS, **{f: f.replace("_", "-") for f in named if f not in _TOPICS}}
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,7 @@ class Workspace:
 
     @property
     def topics(self) -> list[str]:
-        return [getattr(self.settings.topics, name) for name in _TOPICS]
+        return [getattr(self.settings.topics, name) for name in _topic_suffixes()]
 
     @property
     def logs(self) -> Path:
@@ -76,9 +87,18 @@ def refuse_external(settings: Settings) -> None:
 def new_workspace(settings: Settings, seed: int) -> Workspace:
     """The settings of a new run, its topics created and its InfluxDB database made."""
     run_id = f"{time.strftime('%Y%m%d%H%M%S')}_{seed}"
+    workspace = run_workspace(settings, run_id)
+    workspace.logs.mkdir(parents=True, exist_ok=True)
+    create_topics(workspace.settings)
+    InfluxWriter(workspace.settings.influx).ensure_database()
+    return workspace
+
+
+def run_workspace(settings: Settings, run_id: str) -> Workspace:
+    """The names of run `run_id` (nothing created yet)."""
     folder = settings.paths.data_dir / "chaos" / run_id
     topics = settings.topics.model_copy(
-        update={name: f"chaos.{run_id}.{suffix}" for name, suffix in _TOPICS.items()}
+        update={name: f"chaos.{run_id}.{suffix}" for name, suffix in _topic_suffixes().items()}
     )
     mqtt_topic = f"statestream-chaos/{run_id}/states"
     ingest = settings.ingest.model_copy(
@@ -97,11 +117,7 @@ def new_workspace(settings: Settings, seed: int) -> Workspace:
             "spark": settings.spark.model_copy(update={"checkpoint_root": folder / "checkpoints"}),
         }
     )
-    workspace = Workspace(run_id, run_settings, folder)
-    workspace.logs.mkdir(parents=True, exist_ok=True)
-    create_topics(run_settings)
-    InfluxWriter(run_settings.influx).ensure_database()
-    return workspace
+    return Workspace(run_id, run_settings, folder)
 
 
 def remove_workspace(workspace: Workspace) -> None:

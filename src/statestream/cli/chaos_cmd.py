@@ -62,9 +62,10 @@ def chaos(
     as before). The simulator publishes to Mosquitto at --rate; the connector (connect mqtt)
     and the Spark pipeline (run pipeline: every registered query of the machine use case) run
     as child processes. For --minutes, at seeded random moments (about one kill every 25 s; a
-    short run kills about 5 times), it kills with -9, in turn, the connector, the pipeline,
-    Mosquitto, InfluxDB and a Kafka broker (one of three with services.kafka_brokers = 3), and
-    starts each again after 0.5–5 s. Then it stops the load, lets everything through and
+    short run kills about once per component), it kills with -9, in turn, the connector, the
+    pipeline, Mosquitto, InfluxDB, a Kafka broker (one of three with services.kafka_brokers = 3)
+    and a Spark worker (one of them, with services.spark_workers > 0), and starts each again
+    after 0.5–5 s. Then it stops the load, lets everything through and
     checks: every published row's records on machine.data at least once, the pairs on
     machine.out exactly those of the offline join of machine.data, each once, the results of
     each query that declares a check (the statistics, the quantity statistics) as their
