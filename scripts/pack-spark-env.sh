@@ -2,7 +2,8 @@
 # Packs what Spark's executors need to run statestream's jobs on a real cluster
 # (docs/how-to/spark-submit.md):
 #   <out>/statestream-<version>-py3-none-any.whl   statestream as a wheel
-#   <out>/spark-env/                               a venv with the wheel and its dependencies
+#   <out>/spark-env/                               a venv with the wheel, the pipeline extra and
+#                                                  their dependencies
 #   <out>/statestream-spark-env.tar.gz             that venv packed by venv-pack (without
 #                                                  pyspark/jars, ~150 MB), for
 #                                                  spark-submit --archives …#environment
@@ -28,7 +29,9 @@ say "building the wheel into $OUT"
 say "installing it and its dependencies into $OUT/spark-env"
 rm -rf "$OUT/spark-env"
 "$PYTHON" -m venv "$OUT/spark-env" || die "'$PYTHON -m venv' failed: install python3.11-venv"
-"$OUT/spark-env/bin/python" -m pip install -q "$OUT"/statestream-*.whl venv-pack ||
+# with the pipeline extra: the executors run the pipeline's jobs, not only the library
+wheel=$(echo "$OUT"/statestream-*.whl)
+"$OUT/spark-env/bin/python" -m pip install -q "$wheel[pipeline]" venv-pack ||
   die "pip install failed (see above): check that the package index is reachable"
 # the join engine's loops and the pairs' JSON writer compiled once here (~25 s) and packed with
 # their numba caches: an executor loads them instead of compiling in its first batch (it

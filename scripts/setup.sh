@@ -2,7 +2,8 @@
 # Installs everything statestream needs on this machine, idempotently (`make setup` runs it):
 #   1. Python 3.11 with venv, a JDK 17, Maven, Node.js with npm, mosquitto, influxdb,
 #      influxdb-client and chromium through apt-get  (skipped when installed)
-#   2. .venv with `pip install -e ".[dev]"`  (skipped while pyproject.toml is unchanged)
+#   2. .venv with `pip install -e ".[pipeline,dev]"`: the library, the pipeline and the tools
+#      (skipped while pyproject.toml is unchanged)
 #   3. the JVM jars, copied by Maven into .deps/jars/<name>  (skipped while each pom is unchanged)
 #   4. jvm/local-fs and jvm/exactly-once compiled into .deps/jars/<name>  (skipped while their
 #      sources are unchanged)
@@ -44,9 +45,9 @@ python_env() {
     say "creating .venv with $python"
     "$python" -m venv .venv || die "'$python -m venv' failed: install the venv module (apt-get install python3-venv) and run make setup again"
   fi
-  say "installing statestream and its dependencies into .venv (pip install -e .[dev])"
+  say "installing statestream and its dependencies into .venv (pip install -e .[pipeline,dev])"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-  .venv/bin/python -m pip install -q -e ".[dev]" ||
+  .venv/bin/python -m pip install -q -e ".[pipeline,dev]" ||
     die "pip install failed (see above): check that the Python package index is reachable, then run make setup again"
   echo "$want" >"$stamp"
 }

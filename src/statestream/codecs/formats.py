@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 
 WIDE_ROW_NON_QUANTITIES = frozenset({"Thing", "Timestamp", "id"})
 
@@ -202,6 +201,8 @@ def json_number(x: float) -> str:
 
     Others in the shortest text that reads back as the same float (orjson's, e.g. 0.00001).
     """
+    import orjson  # here, not at the top: the library (`spark.narrow`) needs none of it
+
     if not math.isfinite(x):
         return "null"
     if x == int(x) and abs(x) < 2**53:
@@ -215,6 +216,8 @@ def json_numbers(values: np.ndarray) -> list[str]:
     >>> json_numbers(np.array([1554096380468.0, -4.44, float("nan"), -0.0, 1e-05]))
     ['1554096380468', '-4.44', 'null', '0', '0.00001']
     """
+    import orjson  # as in `json_number`
+
     values = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(values)
     integral = finite & (np.abs(values) < 2**53)
