@@ -130,6 +130,23 @@ def test_the_worked_examples(spark: SparkSession) -> None:
     assert complement_join(df, [SPEC], tolerance=3.0).count() == 3 * 15
 
 
+def test_adaptive_execution_coalesces_the_default_partitions_not_given_buckets(
+    spark: SparkSession,
+) -> None:
+    rows = [(f"m{k % 7}", "LR"[k % 2], BASE_MS + 1000 * k, float(k % 5), k) for k in range(80)]
+    df = frame(spark, rows)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "40")
+    try:
+        default = complement_join(df, [SPEC], order="offset")
+        given = complement_join(df, [SPEC], order="offset", buckets=40)
+        assert collected(default) == collected(given) == engine_pairs([SPEC], rows, True)
+        assert default.rdd.getNumPartitions() < 40  # several buckets in a partition
+        assert given.rdd.getNumPartitions() == 40
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", str(before))
+
+
 def test_epoch_ms_seconds_and_timestamps_give_the_same_pairs(spark: SparkSession) -> None:
     rows = [
         (thing, "L" if side == "left" else "R", BASE_MS + int(t), v, k)

@@ -4,12 +4,15 @@
     >>> pairs = complement_join(df, [SpecTemplate()])                          # doctest: +SKIP
     >>> pairs, rejected = complement_join(df, [SpecTemplate()], rejected=True) # doctest: +SKIP
 
-Things are grouped into buckets (a hash of the thing modulo `buckets`), the buckets spread over
-`buckets` shuffle partitions (Spark's hash of their labels, `bucket_labels`); each partition runs
-one `JoinRouter` over its records in arrival order (`_bucket_join`), so a thing meets only its
-own records and the result is the offline join's, whatever the partitioning. The partitions go
-through `mapInArrow`: Spark does not sort them by bucket (as `groupBy(…).applyInArrow` would),
-the records are put in arrival order in numpy.
+Things are grouped into buckets (a hash of the thing modulo `buckets`), the buckets hashed into
+shuffle partitions (Spark's hash of their labels, `bucket_labels`); each partition runs one
+`JoinRouter` over its records in arrival order (`_bucket_join`), so a thing meets only its own
+records and the result is the offline join's, whatever the partitioning. By default the shuffle
+is a repartition by the bucket column alone, which adaptive execution coalesces into partitions of
+several buckets (a small input does not run `spark.sql.shuffle.partitions` near-empty tasks); a
+`buckets=` given runs in exactly that many partitions. The partitions go through `mapInArrow`:
+Spark does not sort them by bucket (as `groupBy(…).applyInArrow` would), the records are put in
+arrival order in numpy.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from statestream.spark._bucket_join import BucketJoin
 from statestream.spark._pair_rows import by_spec_index, output_schema, pairs, rejected_rows
 from statestream.spark._stream_bucket import specs_for
 from statestream.spark.stream_join import streaming_join
+from statestream.spark.worker_python import check_worker_python
 
 DEFAULT_BUCKETS = 200
 
@@ -124,6 +128,9 @@ def complement_join(
     Each series is taken in arrival order: `order` names a column giving it (a Kafka offset, an
     ingestion time); without it, in time order, ties in the input's order. `flush` emits the
     pairs still pending at the end (the whole join); without it, only the certain ones.
+    `buckets` (default `spark.sql.shuffle.partitions`) is how many buckets the things are hashed
+    into; in batch a `buckets` given is also the number of partitions the join runs in, while
+    the default lets adaptive execution coalesce the shuffle's partitions to the data's size.
 
     On a streaming DataFrame (`stream_join`) the result is a streaming DataFrame of the same
     columns, each pair emitted in the micro-batch where it becomes certain, with the engines'
@@ -145,16 +152,20 @@ def complement_join(
     for both (`MEMORY_AND_DISK`), so it runs once (`spark.catalog.clearCache()` releases it once
     both are written); on a stream each query runs the join.
 
-    Raises `SchemaError` naming the column when one is missing or of a type the join cannot take.
+    Raises `SchemaError` naming the column when one is missing or of a type the join cannot
+    take, and `ConfigError` when a local master's Python workers cannot import statestream
+    (`worker_python`).
     """
+    check_worker_python(df.sparkSession)
     columns = InputColumns(thing, quantity, time, value, order)
     kind = check_schema(df, columns, time_unit)
     if not specs:
         raise ConfigError("complement_join needs at least one JoinSpec or SpecTemplate")
     defaulted = [with_defaults(spec, disorder, tolerance) for spec in specs]
-    buckets = buckets or _default_buckets(df)
     if df.isStreaming:
-        return streaming_join(df, defaulted, columns, kind, buckets=buckets, rejected=rejected)
+        return streaming_join(
+            df, defaulted, columns, kind, buckets=buckets or _default_buckets(df), rejected=rejected
+        )
     concrete = _concrete_specs(df, defaulted, quantity)
     relevant = F.col(quantity).isin(sorted({q for s in concrete for q in (s.left, s.right)}))
     reason = rejection_reason(df, columns)
@@ -166,10 +177,12 @@ def complement_join(
         has_order=order is not None,
         integer_time=kind.is_timestamp,
     )
-    grouped = bucketed(df.filter(relevant & reason.isNull()), columns, kind, buckets)
+    grouped = bucketed(
+        df.filter(relevant & reason.isNull()), columns, kind, buckets or _default_buckets(df)
+    )
     schema = output_schema(grouped, kind, join.columns)
     batch_rows = _arrow_batch_rows(df)
-    partitions = grouped.repartition(buckets, "bucket").drop("bucket")
+    partitions = _partitioned(grouped, buckets).drop("bucket")
     out = partitions.mapInArrow(_one_partition(join, to_arrow_schema(schema), batch_rows), schema)
     if rejected:  # the pairs and the rejected rows: two actions, one run of the join
         out = out.persist(StorageLevel.MEMORY_AND_DISK)
@@ -178,6 +191,15 @@ def complement_join(
         return found
     bad_rows = df.filter(F.col(quantity).isNull() | relevant).filter(reason.isNotNull())
     return found, rejected_rows(df, columns, kind, out, bad_rows.withColumn("reason", reason))
+
+
+def _partitioned(grouped: DataFrame, buckets: int | None) -> DataFrame:
+    """`grouped` with each bucket in one partition: `buckets` partitions when given; else a
+    repartition by the bucket alone (`spark.sql.shuffle.partitions` partitions, coalesced by
+    adaptive execution: a partition holds whole buckets, maybe several)."""
+    if buckets:
+        return grouped.repartition(buckets, "bucket")
+    return grouped.repartition("bucket")
 
 
 def _one_partition(

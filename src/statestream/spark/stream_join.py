@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from pyspark import __version__ as pyspark_version
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -59,7 +60,14 @@ def streaming_join(
     }
     join = BucketJoin([], **join_settings)
     grouped = bucketed(df.filter(relevant & reason.isNull()), columns, kind, buckets)
-    out = grouped.groupBy("bucket").transformWithStateInPandas(
+    by_bucket = grouped.groupBy("bucket")
+    if not hasattr(by_bucket, "transformWithStateInPandas"):  # Spark Connect's, before 4.1
+        raise ConfigError(
+            "complement_join on a streaming DataFrame of a Spark Connect session needs "
+            f"PySpark 4.1 or later: PySpark {pyspark_version}'s Connect client has no "
+            "transformWithStateInPandas; use a classic session or a newer PySpark"
+        )
+    out = by_bucket.transformWithStateInPandas(
         statefulProcessor=StreamBucketJoin(specs, join_settings),
         outputStructType=output_schema(grouped, kind, join.columns, list(NAME_COLUMNS.values())),
         outputMode="Append",
