@@ -137,7 +137,7 @@ def test_a_query_of_two_joins_flushes_the_one_it_is_told(
     power, product = (complement_join(source, s, order="offset") for s in specs.values())
     streamed = MemorySink(tmp_path / "checkpoint").run(power.unionByName(product))
     assert len(streamed) == 2 * 23
-    with pytest.raises(ConfigError, match=r"the state of 2 complement joins") as told:
+    with pytest.raises(ConfigError, match=r"the state of 2 complement_join queries") as told:
         flush_stream(source, specs["power"], tmp_path / "checkpoint")
     operators = [int(n) for n in re.findall(r"\d+", str(told.value).split("(operators ")[1])]
     assert len(operators) == 2

@@ -1,5 +1,9 @@
-"""statestream on Spark: the complement join of a DataFrame, batch or streaming, and the patches.
+"""statestream on Spark: the complement and as-of joins, batch or streaming, and the patches.
 
+- `asof_join(left, right, on=…, by=…, direction=…)`: every left row with its as-of match in
+  `right`, as `pandas.merge_asof`, on two batch DataFrames, two streams, or a stream and a
+  static side (`asof_join`); `flush_asof(…)`: the final flush of a stopped streaming one
+  (`asof_flush`);
 - `complement_join(df, specs, …)`: the pairs of a DataFrame of records, batch (`batch_join`) or
   streaming (`stream_join`);
 - `flush_stream(df, specs, checkpoint, …)`: the final flush of a stopped streaming join, the
@@ -21,13 +25,24 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from statestream.exactly_once.write import write_exactly_once
+    from statestream.spark.asof import asof_join
+    from statestream.spark.asof_flush import flush_asof
     from statestream.spark.batch_join import complement_join
     from statestream.spark.narrow import observations
     from statestream.spark.stream_flush import flush_stream
 
-__all__ = ["complement_join", "flush_stream", "observations", "write_exactly_once"]
+__all__ = [
+    "asof_join",
+    "complement_join",
+    "flush_asof",
+    "flush_stream",
+    "observations",
+    "write_exactly_once",
+]
 
 _HOMES = {
+    "asof_join": "statestream.spark.asof",
+    "flush_asof": "statestream.spark.asof_flush",
     "complement_join": "statestream.spark.batch_join",
     "flush_stream": "statestream.spark.stream_flush",
     "observations": "statestream.spark.narrow",

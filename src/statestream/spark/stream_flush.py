@@ -36,6 +36,7 @@ from statestream.spark._pair_rows import output_schema, pairs
 from statestream.spark._stream_bucket import NAME_COLUMNS, with_spec_names
 from statestream.spark.batch_join import with_defaults
 from statestream.spark.stored_engines import MAP_STATE
+from statestream.spark.worker_python import check_worker_python
 
 STATE_FORMAT = "statestore"  # Spark's state data source (reads transformWithState variables)
 METADATA_FORMAT = "state-metadata"  # the operators of a checkpoint and their state variables
@@ -74,8 +75,10 @@ def flush_stream(
     Raises `ConfigError` when the checkpoint has no committed micro-batch (a wrong path, or a
     query that never ran), no join state or the state of several joins without `operator`, or
     holds join state for a result that none of `specs` makes (found on
-    the executors, so inside Spark's error), and `SchemaError` as `complement_join`.
+    the executors, so inside Spark's error), and `SchemaError` and `ConfigError` as
+    `complement_join`.
     """
+    check_worker_python(df.sparkSession)
     columns = InputColumns(thing, quantity, time, value, order)
     kind = check_schema(df, columns, time_unit)
     if not specs:
@@ -101,37 +104,45 @@ def flush_stream(
 def join_operator(reader: DataFrameReader, checkpoint: str | Path) -> int:
     """The `operatorId` of the checkpoint's one complement join: a `transformWithStateInPandas`
     operator whose state variables include the MapState of the engines (`MAP_STATE`)."""
-    metadata = _read_state(reader.format(METADATA_FORMAT), checkpoint)
+    return operator_holding(reader, checkpoint, MAP_STATE[0], "complement_join", "flush_stream")
+
+
+def operator_holding(
+    reader: DataFrameReader, checkpoint: str | Path, state: str, what: str, call: str
+) -> int:
+    """The `operatorId` of the checkpoint's one transformWithState operator with the state
+    variable `state` (the state of a `what`); `ConfigError` naming `call`'s `operator=` when
+    there are several, and when there is none."""
+    metadata = read_state(reader.format(METADATA_FORMAT), checkpoint)
     rows = metadata.select("operatorId", "operatorName", "operatorProperties").collect()
-    found = sorted({row.operatorId for row in rows if _holds_engines(row)})
+    found = sorted({int(row.operatorId) for row in rows if _holds(row, state)})
     if len(found) == 1:
-        return int(found[0])
+        return found[0]
     if not rows:  # no state at all (Spark's reader only logs a warning)
         raise _no_committed_batch(checkpoint)
     if not found:
         operators = ", ".join(sorted({row.operatorName for row in rows}))
         raise ConfigError(
-            f"the checkpoint {checkpoint} holds no complement_join state (its operators: "
-            f"{operators})"
+            f"the checkpoint {checkpoint} holds no {what} state (its operators: {operators})"
         )
     raise ConfigError(
-        f"the checkpoint {checkpoint} holds the state of {len(found)} complement joins "
-        f"(operators {', '.join(map(str, found))}): say which with flush_stream(operator=…)"
+        f"the checkpoint {checkpoint} holds the state of {len(found)} {what} queries "
+        f"(operators {', '.join(map(str, found))}): say which with {call}(operator=…)"
     )
 
 
-def _holds_engines(row) -> bool:  # one row of the state-metadata source
+def _holds(row, state: str) -> bool:  # one row of the state-metadata source
     if not str(row.operatorName).startswith("transformWithState"):
         return False
     variables = json.loads(row.operatorProperties or "{}").get("stateVariables", [])
-    return any(v.get("stateName") == MAP_STATE[0] for v in variables)
+    return any(v.get("stateName") == state for v in variables)
 
 
 def stored_engines(reader: DataFrameReader, checkpoint: str | Path, operator: int = 0) -> DataFrame:
     """The engines a stream's checkpoint holds in its operator `operator`, one row per thing:
     bucket, thing, engines (the packed engine states of the last committed micro-batch)."""
     state_reader = reader.format(STATE_FORMAT).option("operatorId", operator)
-    state = _read_state(state_reader.option("stateVarName", MAP_STATE[0]), checkpoint)
+    state = read_state(state_reader.option("stateVarName", MAP_STATE[0]), checkpoint)
     return state.select(
         F.col("key.bucket").alias("bucket"),
         F.col("user_map_key.thing").alias("thing"),
@@ -139,10 +150,13 @@ def stored_engines(reader: DataFrameReader, checkpoint: str | Path, operator: in
     )
 
 
-def _read_state(reader: DataFrameReader, checkpoint: str | Path) -> DataFrame:
-    """`reader.load(checkpoint)`; a checkpoint without a committed batch is a `ConfigError`."""
+def read_state(reader: DataFrameReader, checkpoint: str | Path) -> DataFrame:
+    """`reader.load(checkpoint)`; a checkpoint without a committed batch is a `ConfigError`.
+    Its schema is asked for here: Spark Connect analyses a plan only then, classic at `load`."""
     try:
-        return reader.load(str(checkpoint))
+        state = reader.load(str(checkpoint))
+        state.schema  # noqa: B018 (analysed now, so an error is raised here)
+        return state
     except PySparkException as error:
         if error.getCondition() != _NO_COMMITTED_BATCH:
             raise

@@ -1,0 +1,198 @@
+"""`asof_join` of two batch DataFrames, and of a stream with a static right side.
+
+Batch: both sides are bucketed by a hash of their `asof_key`; each bucket's two sides meet in one
+`cogroup(…).applyInArrow` call, which matches every left row with `statestream.join.asof`
+(`asof_indices`, vectorized over the bucket's keys) and takes the matched right rows in Arrow, so
+every column keeps its type. The shuffle is a plain grouping, so adaptive execution coalesces its
+partitions.
+
+Stream–static: the static right side is grouped by `asof_key` into one array of its rows per key,
+sorted; the stream's rows meet their key's array in a stream–static left outer join, and each
+micro-batch's rows pick their match from it (`mapInArrow`). A match against a static side is
+certain at once, so each left row comes out in the micro-batch that brings it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from statestream.join.asof import AsofRule, asof_indices
+from statestream.spark._asof_sides import BUCKET, KEY, ORDER, TIME
+
+RIGHTS = "asof_rights"  # stream–static: the key's right rows, one array
+
+
+def batch_asof(
+    left: DataFrame,
+    right: DataFrame,
+    rule: AsofRule,
+    names: tuple[list[str], list[str]],
+    payload: list[str],
+    buckets: int,
+) -> DataFrame:
+    """The batch as-of join of the prepared sides (`asof_key`, `asof_t`, `asof_order` added)."""
+    left_columns = [c for c in left.columns if c not in (KEY, TIME, ORDER)]
+    schema = _output_schema(left, right, left_columns, payload, names)
+    match = BucketMatch(rule, left_columns, payload, schema.names)
+    bucket = F.pmod(F.xxhash64(KEY), F.lit(buckets))
+    return (
+        left.withColumn(BUCKET, bucket)
+        .groupBy(BUCKET)
+        .cogroup(right.withColumn(BUCKET, bucket).groupBy(BUCKET))
+        .applyInArrow(_two_tables(match), schema)
+    )
+
+
+def _two_tables(match: BucketMatch) -> Callable[[pa.Table, pa.Table], pa.Table]:
+    """`match` as a plain function of the two tables (Spark reads a callable object's `self`
+    as a parameter, and would pass it the group key)."""
+
+    def run(left: pa.Table, right: pa.Table) -> pa.Table:
+        return match(left, right)
+
+    return run
+
+
+def static_asof(
+    left: DataFrame,
+    right: DataFrame,
+    rule: AsofRule,
+    names: tuple[list[str], list[str]],
+    payload: list[str],
+) -> DataFrame:
+    """A streaming left side as-of joined with a static right side (both prepared)."""
+    left_columns = [c for c in left.columns if c not in (KEY, TIME, ORDER)]
+    schema = _output_schema(left, right, left_columns, payload, names)
+    row = F.struct(F.col(TIME), F.col(ORDER), *[F.col(f"`{c}`") for c in payload])
+    arrays = (
+        right.filter(F.col(TIME).isNotNull())
+        .groupBy(KEY)
+        .agg(F.sort_array(F.collect_list(row)).alias(RIGHTS))
+    )
+    joined = left.join(arrays, on=KEY, how="left")
+    return joined.mapInArrow(StaticMatch(rule, left_columns, payload, schema.names), schema)
+
+
+@dataclass(frozen=True)
+class BucketMatch:
+    """cogroup applyInArrow function: one bucket's left rows, each with its right match."""
+
+    rule: AsofRule
+    left_columns: Sequence[str]
+    payload: Sequence[str]
+    names: Sequence[str]
+
+    def __call__(self, left: pa.Table, right: pa.Table) -> pa.Table:
+        found = _matches(
+            self.rule,
+            _keys(left[KEY]),
+            left[TIME],
+            _keys(right[KEY]),
+            right[TIME],
+            right[ORDER],
+        )
+        taken = right.select(list(self.payload)).take(_indices(found))
+        columns = left.select(list(self.left_columns)).columns + taken.columns
+        return pa.Table.from_arrays(columns, names=list(self.names))
+
+
+@dataclass(frozen=True)
+class StaticMatch:
+    """mapInArrow function: stream rows, each with its key's static right rows, matched."""
+
+    rule: AsofRule
+    left_columns: Sequence[str]
+    payload: Sequence[str]
+    names: Sequence[str]
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rights = batch.column(RIGHTS)
+            flat = pc.list_flatten(rights)
+            owner = pc.list_parent_indices(rights).to_numpy()
+            flat_time = pc.struct_field(flat, [0]) if len(flat) else pa.array([], pa.int64())
+            flat_order = pc.struct_field(flat, [1]) if len(flat) else pa.array([], pa.int64())
+            found = _matches(
+                self.rule,
+                np.arange(batch.num_rows, dtype=np.int64),
+                batch.column(TIME),
+                owner.astype(np.int64),
+                flat_time,
+                flat_order,
+            )
+            indices = _indices(found)
+            taken = [pc.struct_field(flat, [2 + i]).take(indices) for i in range(len(self.payload))]
+            columns = [batch.column(name) for name in self.left_columns] + taken
+            yield pa.RecordBatch.from_arrays(columns, names=list(self.names))
+
+
+def _matches(
+    rule: AsofRule,
+    left_key: np.ndarray,
+    left_time: pa.Array | pa.ChunkedArray,
+    right_key: np.ndarray,
+    right_time: pa.Array | pa.ChunkedArray,
+    right_order: pa.Array | pa.ChunkedArray,
+) -> np.ndarray:
+    """For each left row, the index of its right match or -1; rows without a time match nothing."""
+    found = np.full(len(left_key), -1, dtype=np.int64)
+    left_ok = _valid(left_time)
+    right_ok = _valid(right_time)
+    if not left_ok.any() or not right_ok.any():
+        return found
+    kept = np.flatnonzero(right_ok)
+    sub = asof_indices(
+        left_key[left_ok],
+        _numbers(left_time)[left_ok],
+        right_key[right_ok],
+        _numbers(right_time)[right_ok],
+        rule,
+        right_order=_numbers(right_order, fill=0)[right_ok].astype(np.int64),
+    )
+    found[left_ok] = np.where(sub >= 0, kept[np.maximum(sub, 0)], -1)
+    return found
+
+
+def _valid(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _numbers(values: pa.Array | pa.ChunkedArray, fill: int | float = 0) -> np.ndarray:
+    return np.asarray(pc.fill_null(values, fill).to_numpy(zero_copy_only=False))
+
+
+def _keys(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _indices(found: np.ndarray) -> pa.Array:
+    """`found` as Arrow take() indices: -1 (no match) as null, which takes a null row."""
+    return pa.array(found, type=pa.int64(), mask=found < 0)
+
+
+def _output_schema(
+    left: DataFrame,
+    right: DataFrame,
+    left_columns: Sequence[str],
+    payload: Sequence[str],
+    names: tuple[list[str], list[str]],
+) -> T.StructType:
+    """The output: the left columns as they are, then the right payload, nullable, renamed."""
+    left_names, right_names = names
+    fields = [
+        T.StructField(name, left.schema[column].dataType, left.schema[column].nullable)
+        for name, column in zip(left_names, left_columns, strict=True)
+    ]
+    fields += [
+        T.StructField(name, right.schema[column].dataType, True)
+        for name, column in zip(right_names, payload, strict=True)
+    ]
+    return T.StructType(fields)
