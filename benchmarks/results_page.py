@@ -1,11 +1,13 @@
-"""The docs' benchmark results, made at docs build time from `benchmarks/results/*.jsonl`.
+"""The recorded benchmark runs, read from `benchmarks/results/*.jsonl` (their one reader).
 
 An MkDocs hook (mkdocs.yml, `hooks`): on the benchmarks page it replaces the marker
 `<!-- benchmark results -->` with, per bench, a plot of its throughput figures over its recorded
-runs (every top-level figure named `*_per_s`, the baseline's beside the bench's own) and of its
-latency percentiles (`*p50*`/`*p99*` figures in seconds) when it has them, and a table of its
-latest runs: date, commit, machine and those figures. `statestream bench --record <bench>`
-appends the runs (`statestream.cli._bench.result_record`).
+runs (every figure named `*_per_s`, the baseline's beside the bench's own) and of its latency
+percentiles (`*p50*`/`*p99*` figures in seconds) when it has them, and a table of its latest
+runs: date, commit, machine, those figures and its ratios to its baseline (`*ratio*`). On the
+history page it replaces `<!-- benchmark history -->` with every run of every bench, the tables
+of `benchmarks/HISTORY.md` (`python -m benchmarks.history` writes that file).
+`statestream bench --record <bench>` appends the runs (`statestream.cli._bench.result_record`).
 
 The plots are inline SVG drawn here from the numbers: no plotting library, no file written.
 """
@@ -18,26 +20,52 @@ from pathlib import Path
 from typing import Any
 
 MARKER = "<!-- benchmark results -->"
+HISTORY_MARKER = "<!-- benchmark history -->"
 RESULTS = Path(__file__).resolve().parent / "results"
 LATEST_ROWS = 8
-_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
-_WIDTH, _HEIGHT, _PAD = 640, 220, 48
+TABLE_CLASS = "bench-runs"  # the docs' tables of runs: compact (docs/stylesheets/extra.css)
+NO_RUNS = "No run is recorded yet: `statestream bench --record <bench>` records one.\n"
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+            "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+_WIDTH, _PLOT_HEIGHT, _LEFT, _RIGHT, _TOP, _LEGEND_ROW = 640, 150, 76, 24, 28, 16
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    """MkDocs' hook: the results in place of the marker (other pages unchanged)."""
-    if MARKER not in markdown:
-        return markdown
-    return markdown.replace(MARKER, results_markdown(RESULTS))
+    """MkDocs' hook: the results in place of a marker (other pages unchanged)."""
+    if MARKER in markdown:
+        markdown = markdown.replace(MARKER, results_markdown(RESULTS))
+    if HISTORY_MARKER in markdown:
+        history = history_markdown(RESULTS, level=2, css_class=TABLE_CLASS)
+        markdown = markdown.replace(HISTORY_MARKER, history)
+    return markdown
 
 
 def results_markdown(folder: Path) -> str:
-    """Every bench's plots and table, from the results files in `folder`."""
-    runs = {path.stem: load_runs(path) for path in sorted(folder.glob("*.jsonl"))}
-    runs = {bench: found for bench, found in runs.items() if found}
+    """Every bench's plots and table of its latest runs, from the results files in `folder`."""
+    runs = all_runs(folder)
     if not runs:
-        return "No run is recorded yet: `statestream bench --record <bench>` records one.\n"
+        return NO_RUNS
     return "\n".join(_bench_section(bench, found) for bench, found in runs.items())
+
+
+def history_markdown(folder: Path, level: int, css_class: str | None = None) -> str:
+    """Every bench's recorded runs, newest first: a table per bench under a heading of `level`
+    named after it (its anchor, e.g. `#bench-join`, is what pages link to); `css_class` as in
+    `runs_table`."""
+    runs = all_runs(folder)
+    if not runs:
+        return NO_RUNS
+    sections = []
+    for bench, found in runs.items():
+        heading = f"{'#' * level} `bench {bench}`\n\n{_count(found)}, newest first:\n\n"
+        sections.append(heading + runs_table(found, css_class))
+    return "\n".join(sections)
+
+
+def all_runs(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """Each bench's runs (the results file's name), oldest first; benches without runs left out."""
+    runs = {path.stem: load_runs(path) for path in sorted(folder.glob("*.jsonl"))}
+    return {bench: found for bench, found in runs.items() if found}
 
 
 def load_runs(path: Path) -> list[dict[str, Any]]:
@@ -63,8 +91,21 @@ def throughputs(figures: dict[str, Any]) -> dict[str, float]:
 
 
 def latencies(figures: dict[str, Any]) -> dict[str, float]:
-    """The latency percentiles (names with p50 or p99, in seconds)."""
-    return _numbers(figures, lambda name: "p50" in name or "p99" in name)
+    """The latency percentiles in seconds (names with p50 or p99 that end in `_s`).
+
+    >>> latencies({"latency_p50_s": 0.3, "batch": {"batch_p99_ms": 650}})
+    {'latency_p50_s': 0.3}
+    """
+    return _numbers(figures, lambda name: ("p50" in name or "p99" in name) and name.endswith("_s"))
+
+
+def ratios(figures: dict[str, Any]) -> dict[str, float]:
+    """The bench's ratios to its baseline (names with `ratio`), a nested run's under its name.
+
+    >>> ratios({"ratio": 26.3, "sample": {"ratio": 39.6}, "records": 10})
+    {'ratio': 26.3, 'sample ratio': 39.6}
+    """
+    return _numbers(figures, lambda name: "ratio" in name)
 
 
 def _numbers(figures: dict[str, Any], wanted: Any) -> dict[str, float]:
@@ -84,13 +125,26 @@ def _is_number(value: Any) -> bool:
 
 
 def _bench_section(bench: str, runs: list[dict[str, Any]]) -> str:
-    parts = [f"### `bench {bench}`: {len(runs)} recorded run{'s' * (len(runs) != 1)}\n"]
+    parts = [f"### `bench {bench}`: {_count(runs)}\n"]
     for title, pick in (("throughput", throughputs), ("latency (s)", latencies)):
         series = _series(runs, pick)
         if series:
-            parts.append(svg_plot(f"{bench}: {title}", series) + "\n")
-    parts.append(_table(runs[-LATEST_ROWS:]))
+            parts.append(svg_plot(f"{bench}: {title}", series, _run_labels(runs)) + "\n")
+    parts.append(runs_table(runs[-LATEST_ROWS:], TABLE_CLASS))
     return "\n".join(parts)
+
+
+def _count(runs: list[dict[str, Any]]) -> str:
+    return f"{len(runs)} recorded run{'s' * (len(runs) != 1)}"
+
+
+def _run_labels(runs: list[dict[str, Any]]) -> list[str]:
+    return [_date(run) for run in runs]
+
+
+def _date(run: dict[str, Any]) -> str:
+    """The run's date and time (UTC) to the minute: "2026-11-29 00:41"."""
+    return str(run.get("date", ""))[:16].replace("T", " ")
 
 
 def _series(runs: list[dict[str, Any]], pick: Any) -> dict[str, list[tuple[int, float]]]:
@@ -101,55 +155,106 @@ def _series(runs: list[dict[str, Any]], pick: Any) -> dict[str, list[tuple[int, 
     return series
 
 
-def svg_plot(title: str, series: dict[str, list[tuple[int, float]]]) -> str:
-    """A line per series over the run index, its scale from 0 to the largest value."""
-    count = max(index for points in series.values() for index, _ in points) + 1
+def svg_plot(title: str, series: dict[str, list[tuple[int, float]]], runs: list[str]) -> str:
+    """A line per series over the runs (`runs`: their labels, oldest first), its scale from 0 to
+    the largest value; a `target…` series dashed, the legend below in two columns."""
     top = max(value for points in series.values() for _, value in points) or 1.0
-    width, height = _WIDTH - 2 * _PAD, _HEIGHT - 2 * _PAD
+    width, bottom = _WIDTH - _LEFT - _RIGHT, _TOP + _PLOT_HEIGHT
+    height = bottom + 30 + _LEGEND_ROW * ((len(series) + 1) // 2)
 
-    def xy(index: int, value: float) -> str:
-        x = _PAD + (index / max(count - 1, 1)) * width
-        return f"{x:.1f},{_PAD + height - value / top * height:.1f}"
+    def x(index: int) -> float:
+        return _LEFT + (index / (len(runs) - 1) * width if len(runs) > 1 else width / 2)
+
+    def y(value: float) -> float:
+        return bottom - value / top * _PLOT_HEIGHT
 
     lines = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
-        f'role="img" aria-label="{html.escape(title)}" font-size="11" font-family="sans-serif">',
-        f'<text x="{_PAD}" y="16">{html.escape(title)}</text>',
-        f'<line x1="{_PAD}" y1="{_PAD + height}" x2="{_PAD + width}" y2="{_PAD + height}" '
-        'stroke="#888"/>',
-        f'<text x="4" y="{_PAD + 4}">{_number(top)}</text><text x="4" y="{_PAD + height}">0</text>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" '
+        f'width="{_WIDTH}" height="{height}" style="max-width: 100%; height: auto" role="img" '
+        f'aria-label="{html.escape(title)}" font-size="11" font-family="sans-serif">',
+        f'<text x="{_LEFT}" y="14" font-weight="bold">{html.escape(title)}</text>',
     ]
+    for value in (top, top / 2, 0.0):  # gridlines with their values, right-aligned
+        lines.append(
+            f'<line x1="{_LEFT}" y1="{y(value):.1f}" x2="{_LEFT + width}" y2="{y(value):.1f}" '
+            f'stroke="{"#888" if value == 0 else "#ddd"}"/><text x="{_LEFT - 6}" '
+            f'y="{y(value) + 4:.1f}" text-anchor="end">{_axis_number(value)}</text>'
+        )
+    ends = [(0, "start" if len(runs) > 1 else "middle"), (len(runs) - 1, "end")][: len(runs)]
+    for index, anchor in ends:  # the first and the last run under the axis
+        lines.append(
+            f'<text x="{x(index):.1f}" y="{bottom + 16}" text-anchor="{anchor}" fill="#555">'
+            f"{html.escape(runs[index])}</text>"
+        )
     for number, (name, points) in enumerate(series.items()):
         colour = _COLOURS[number % len(_COLOURS)]
-        path = " ".join(xy(index, value) for index, value in points)
-        lines.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
-        lines += [f'<circle cx="{p.split(",")[0]}" cy="{p.split(",")[1]}" r="2.5" '
-                  f'fill="{colour}"/>' for p in path.split()]  # fmt: skip
-        y = _HEIGHT - _PAD / 2 + 12 * (number // 3)
-        x = _PAD + (number % 3) * (width / 3)
-        lines.append(f'<text x="{x:.0f}" y="{y:.0f}" fill="{colour}">{html.escape(name)}</text>')
+        dashes = ' stroke-dasharray="6 4"' if name.startswith("target") else ""
+        if len(points) > 1:
+            path = " ".join(f"{x(index):.1f},{y(value):.1f}" for index, value in points)
+            lines.append(
+                f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dashes} '
+                f'points="{path}"/>'
+            )
+        lines += [
+            f'<circle cx="{x(index):.1f}" cy="{y(value):.1f}" r="3" fill="{colour}"/>'
+            for index, value in points
+        ]
+        legend_x = _LEFT + (number % 2) * width / 2
+        legend_y = bottom + 34 + _LEGEND_ROW * (number // 2)
+        lines.append(
+            f'<line x1="{legend_x:.0f}" y1="{legend_y - 4}" x2="{legend_x + 18:.0f}" '
+            f'y2="{legend_y - 4}" stroke="{colour}" stroke-width="3"{dashes}/>'
+            f'<text x="{legend_x + 24:.0f}" y="{legend_y}">{html.escape(name)}</text>'
+        )
     lines.append("</svg>")
     return "".join(lines)
 
 
+def label(name: str) -> str:
+    """A figure's name as a column's heading: `_per_s` as "/s", seconds in brackets, words.
+
+    >>> label("sustained_positions_per_s"), label("latency_p99_s"), label("paho rows_per_s")
+    ('sustained positions/s', 'latency p99 (s)', 'paho rows/s')
+    """
+    name = name.replace("_per_s", "/s")
+    if name.endswith("_s"):
+        name = name[:-2] + " (s)"
+    return name.replace("_", " ")
+
+
+def _axis_number(value: float) -> str:
+    """An axis' value, short: 18.9 M, 124 k, 0.603."""
+    for scale, unit in ((1e6, " M"), (1e3, " k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return _number(value)
+
+
 def _number(value: float) -> str:
-    """1,234,567 for large figures, 0.345 for small ones."""
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    """1,234,567 for large figures, 0.345 or 1.634 for small ones."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
 
 
-def _table(runs: list[dict[str, Any]]) -> str:
-    names = list(dict.fromkeys(n for run in runs for n in throughputs(run["figures"])))
-    names += list(dict.fromkeys(n for run in runs for n in latencies(run["figures"])))
-    header = ["date", "commit", "cores, load", *names]
+def runs_table(runs: list[dict[str, Any]], css_class: str | None = None) -> str:
+    """A Markdown table of `runs`, the newest first: date (UTC), commit ("changed" when the tree
+    had changes), cores and load average, then the throughputs (the targets left to the plots),
+    latencies and ratios (headed by
+    `label`; the plots' legends keep the figures' names). With `css_class`, inside a `<div>` of
+    that class (Markdown in HTML: the docs' `md_in_html`)."""
+    picks = (throughputs, latencies, ratios)
+    names = list(dict.fromkeys(n for pick in picks for r in runs for n in pick(r["figures"])))
+    names = [name for name in names if not name.startswith("target")]  # the plots' dashed lines
+    header = ["date (UTC)", "commit", "cores, load", *map(label, names)]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for run in reversed(runs):
         machine = run.get("machine", {})
-        figures = {**throughputs(run["figures"]), **latencies(run["figures"])}
+        figures = {name: value for pick in picks for name, value in pick(run["figures"]).items()}
         cells = [
-            str(run.get("date", ""))[:10],
+            _date(run),
             f"`{run.get('commit')}`" + (" (changed)" if run.get("changed") else ""),
             f"{machine.get('cores', '?')}, {machine.get('load_1m', '?')}",
             *(_number(figures[name]) if name in figures else "–" for name in names),
         ]
         rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows) + "\n"
+    table = "\n".join(rows) + "\n"
+    return f'<div class="{css_class}" markdown>\n\n{table}\n</div>\n' if css_class else table

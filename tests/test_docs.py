@@ -1,10 +1,12 @@
-"""The docs keep up with the code: the reference pages name every command and every setting, every
-page is in mkdocs.yml's nav, the README stays a front page, and no docstring or --help text states
-a measured timing (those live in the benchmark results). No services needed."""
+"""The docs keep up with the code: the reference pages name every command, every setting and every
+public name of the Python API, every page is in mkdocs.yml's nav, the README stays a front page,
+and no docstring or --help text states a measured timing (those live in the benchmark results).
+No services needed."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 import typing
 from collections.abc import Iterator
@@ -21,7 +23,11 @@ from statestream.config import ENV_NESTED_DELIMITER, ENV_PREFIX, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+API_PAGES = DOCS / "reference" / "api"
 README_MAX_LINES = 250
+# The packages whose public names the Python API reference documents, each by its home module
+PUBLIC_PACKAGES = ("statestream.spark", "statestream.join", "statestream.testing",
+                   "statestream.testing.spark")  # fmt: skip
 
 
 def _command_paths(command: Any, path: tuple[str, ...] = ()) -> Iterator[str]:
@@ -75,6 +81,73 @@ def test_the_settings_reference_names_every_section_and_field() -> None:
                     if f"| `{item}` |" not in page
                 ]
     assert not missing, f"docs/reference/settings.md does not name: {missing}"
+
+
+def _public_names(package: str) -> list[str]:
+    """A module's public names: its `__all__`, else what its source defines at the top level
+    without a leading underscore and what it re-exports as `from m import name as name`."""
+    module = importlib.import_module(package)
+    if hasattr(module, "__all__"):
+        return list(module.__all__)
+    names = []
+    for node in ast.parse(Path(str(module.__file__)).read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [target.id for target in targets if isinstance(target, ast.Name)]
+        elif isinstance(node, ast.ImportFrom):
+            names += [alias.name for alias in node.names if alias.asname == alias.name]
+    return [name for name in names if not name.startswith("_")]
+
+
+def _api_directives() -> list[str]:
+    """The dotted paths of the `::: path` directives of the Python API reference pages."""
+    pattern = re.compile(r"^::: ([\w.]+)[ \t]*$", re.MULTILINE)
+    pages = sorted(API_PAGES.glob("*.md"))
+    assert pages, "no Python API reference pages"
+    return [match.group(1) for page in pages for match in pattern.finditer(page.read_text())]
+
+
+def _resolved(path: str) -> Any:
+    """The object a directive's path names: the longest importable module, then attributes."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            found = getattr(found, attribute)
+        return found
+    raise ImportError(path)
+
+
+@pytest.mark.parametrize("package", PUBLIC_PACKAGES)
+def test_the_api_reference_documents_every_public_name(package: str) -> None:
+    """Each public name has a `:::` entry for the object the package gives under that name
+    (`::: statestream.spark.batch_join.complement_join` for `statestream.spark`'s, loaded from
+    its home module on first use), so a new public function cannot go undocumented."""
+    module = importlib.import_module(package)
+    names = _public_names(package)
+    assert names, f"{package} has no public names"
+    entries = {path.rsplit(".", 1)[-1]: path for path in _api_directives()}
+    missing = [name for name in names if name not in entries]
+    assert not missing, f"docs/reference/api/ has no `::: …` entry for {package}'s {missing}"
+    other = [
+        f"{name}: {entries[name]}"
+        for name in names
+        if _resolved(entries[name]) is not getattr(module, name)
+    ]
+    assert not other, f"these entries document another object than {package} gives: {other}"
+
+
+def test_every_api_reference_entry_names_an_object() -> None:
+    directives = _api_directives()
+    names = [path.rsplit(".", 1)[-1] for path in directives]
+    assert len(names) == len(set(names)), "two entries of one name (or one object twice)"
+    for path in directives:
+        assert _resolved(path) is not None, path
 
 
 def test_the_readme_is_a_front_page() -> None:

@@ -3,8 +3,9 @@
 
 Under --json stdout carries one JSON object and nothing else: progress lines go to stderr, and so
 does what Spark's Python workers print. `statestream bench --record <bench>` also appends the
-result, with its date, commit and machine, as one line to `benchmarks/results/<bench>.jsonl`:
-the figures are data, committed with the code, and the docs' benchmark page plots them
+result, with its date, commit and machine, as one line to `benchmarks/results/<bench>.jsonl`,
+and writes `benchmarks/HISTORY.md` again from those files (`benchmarks/history.py`): the figures
+are data, committed with the code, and the docs' benchmark page plots them
 (`benchmarks/results_page.py`).
 """
 
@@ -88,7 +89,8 @@ def record_results(bench: str | None) -> None:
 
 
 def recorded(figures: dict[str, Any]) -> None:
-    """Append `figures` to the running bench's results file, if `bench --record` asked."""
+    """Append `figures` to the running bench's results file, if `bench --record` asked, and
+    write the checkout's `benchmarks/HISTORY.md` again (not for another results folder)."""
     if not _recording:
         return
     bench = _recording[0]
@@ -98,6 +100,9 @@ def recorded(figures: dict[str, Any]) -> None:
     with (folder / f"{bench}.jsonl").open("a") as results:
         results.write(line + "\n")
     err_console.print(f"recorded in {folder / bench}.jsonl", highlight=False)
+    if not os.environ.get(RESULTS_DIR_ENV):  # the checkout's results: its HISTORY.md follows them
+        history = benchmark("history").write_history(folder, folder.parent / "HISTORY.md")
+        err_console.print(f"and {history} written again", highlight=False)
 
 
 def result_record(bench: str, figures: dict[str, Any]) -> dict[str, Any]:
