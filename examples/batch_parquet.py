@@ -27,7 +27,6 @@ def main(folder: Path) -> None:
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("statestream-batch-parquet")
-        .config("spark.sql.shuffle.partitions", "4")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()

@@ -14,15 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyspark import __version__ as pyspark_version
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from statestream.errors import ConfigError
 from statestream.spark._asof_call import KIND, LEFT_ROW, PAIR, RIGHT_ROW, SIDES
 from statestream.spark._asof_processor import AsofProcessor
 from statestream.spark._asof_sides import BUCKET, KEY, ORDER, SIDE, TIME
+from statestream.spark.stream_join import with_state_api
 
 JSON_OPTIONS = {  # every time to the microsecond, both ways
     "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
@@ -52,13 +51,7 @@ def stream_asof(
     both = _side(left, 0, left_columns, LEFT_ROW, buckets).unionByName(
         _side(right, 1, right_columns, RIGHT_ROW, buckets)
     )
-    by_bucket = both.groupBy(BUCKET)
-    if not hasattr(by_bucket, "transformWithStateInPandas"):  # Spark Connect's, before 4.1
-        raise ConfigError(
-            "asof_join of two streams on a Spark Connect session needs PySpark 4.1 or later: "
-            f"PySpark {pyspark_version}'s Connect client has no transformWithStateInPandas; use "
-            "a classic session or a newer PySpark"
-        )
+    by_bucket = with_state_api(both.groupBy(BUCKET), "asof_join of two streams")
     out = by_bucket.transformWithStateInPandas(
         statefulProcessor=AsofProcessor(setup),
         outputStructType=OUTPUT,

@@ -60,13 +60,9 @@ def streaming_join(
     }
     join = BucketJoin([], **join_settings)
     grouped = bucketed(df.filter(relevant & reason.isNull()), columns, kind, buckets)
-    by_bucket = grouped.groupBy("bucket")
-    if not hasattr(by_bucket, "transformWithStateInPandas"):  # Spark Connect's, before 4.1
-        raise ConfigError(
-            "complement_join on a streaming DataFrame of a Spark Connect session needs "
-            f"PySpark 4.1 or later: PySpark {pyspark_version}'s Connect client has no "
-            "transformWithStateInPandas; use a classic session or a newer PySpark"
-        )
+    by_bucket = with_state_api(
+        grouped.groupBy("bucket"), "complement_join on a streaming DataFrame"
+    )
     out = by_bucket.transformWithStateInPandas(
         statefulProcessor=StreamBucketJoin(specs, join_settings),
         outputStructType=output_schema(grouped, kind, join.columns, list(NAME_COLUMNS.values())),
@@ -78,6 +74,18 @@ def streaming_join(
         return found
     bad_rows = df.filter(F.col(columns.quantity).isNull() | relevant).filter(reason.isNotNull())
     return found, rejected_rows(df, columns, kind, out, bad_rows.withColumn("reason", reason))
+
+
+def with_state_api(grouped: Any, what: str) -> Any:
+    """`grouped` (a GroupedData), which must have `transformWithStateInPandas`: Spark Connect's
+    client has it from PySpark 4.1 on; before, `ConfigError` says that `what` needs it."""
+    if not hasattr(grouped, "transformWithStateInPandas"):
+        raise ConfigError(
+            f"{what} of a Spark Connect session needs PySpark 4.1 or later: PySpark "
+            f"{pyspark_version}'s Connect client has no transformWithStateInPandas; use a "
+            "classic session or a newer PySpark"
+        )
+    return grouped
 
 
 def check_state_store(spark: SparkSession) -> None:
