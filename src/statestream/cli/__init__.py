@@ -11,6 +11,7 @@ import sys
 import typer
 
 from statestream.cli import (
+    bench_asof_cmd,
     bench_cmd,
     bench_geo_cmd,
     bench_ingest_cmd,
@@ -42,6 +43,7 @@ bench_geo_cmd.register(app)
 bench_ingest_cmd.register(app)
 bench_sink_cmd.register(app)
 bench_spark_cmd.register(app)
+bench_asof_cmd.register(app)
 services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
