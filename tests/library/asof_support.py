@@ -3,6 +3,7 @@ streams of parquet files read one file per micro-batch."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -57,9 +58,14 @@ def found(rows: list) -> dict[int, int | None]:
 
 
 def write_chunks(frame: pd.DataFrame, folder: Path, cuts: np.ndarray) -> None:
+    """`frame` cut at `cuts` into one Parquet file per part, modified a second apart: Spark's
+    file source takes new files in the order of their modification times, and files written
+    within one clock tick would come in any order."""
     folder.mkdir(parents=True)
     for index, part in enumerate(np.split(frame, cuts)):
-        part.to_parquet(folder / f"part-{index:04d}.parquet", index=False)
+        path = folder / f"part-{index:04d}.parquet"
+        part.to_parquet(path, index=False)
+        os.utime(path, (1_700_000_000 + index, 1_700_000_000 + index))
 
 
 def stream_of(spark: SparkSession, folder: Path, like: DataFrame) -> DataFrame:

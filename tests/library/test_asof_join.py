@@ -145,6 +145,24 @@ def test_two_streams_without_an_order_column_number_each_micro_batch_in_time_ord
     assert found(emitted + rest.select("lid", "rid").collect()) == reference
 
 
+def test_an_order_column_that_goes_back_across_micro_batches_is_taken_per_micro_batch(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Offsets of another partition, or a file read late: the second micro-batch's order values
+    are below the first's; the stream goes on, its batches in the order they came."""
+    left = pd.DataFrame({"t": [1, 5, 9], "k": [1, 1, 1], "lid": [0, 1, 2], "offset": [10, 11, 0]})
+    right = pd.DataFrame(
+        {"t": [0, 4, 8, 12], "k": [1] * 4, "rid": range(4), "offset": [7, 8, 1, 2]}
+    )
+    streams = []
+    for name, frame in (("left", left), ("right", right)):
+        write_chunks(frame, tmp_path / name, np.array([2]))
+        streams.append(stream_of(spark, tmp_path / name, spark.createDataFrame(frame)))
+    joined = asof_join(*streams, on="t", by="k", order="offset")
+    emitted = run_to_end(joined.select("lid", "rid"), tmp_path / "cp", "asof_order_back", spark)
+    assert found(emitted) == {0: 0, 1: 1, 2: 2}
+
+
 def test_a_stream_with_a_static_right_side_matches_at_once(
     spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -36,7 +36,7 @@ def joined_micro_batch(rows: Iterable[pd.DataFrame], state, setup: dict[str, Any
     frame = pd.concat(list(rows), ignore_index=True)
     engine, next_order = _load(state, setup)
     numbered = _numbered(frame, next_order)
-    next_order += int(frame[ORDER].isna().sum())
+    next_order += len(frame)
     timed = numbered[TIME].notna().to_numpy()
     is_left = (numbered[SIDE] == 0).to_numpy()
     out = engine.push(
@@ -57,17 +57,20 @@ def _load(state, setup: dict[str, Any]) -> tuple[AsofStream, int]:
 
 
 def _numbered(frame: pd.DataFrame, next_order: int) -> pd.DataFrame:
-    """`frame` with rows that have no order numbered from `next_order`, in time order (stable)."""
-    missing = frame[ORDER].isna().to_numpy()
-    if not missing.any():
-        return frame.assign(**{ORDER: frame[ORDER].astype(np.int64)})
-    order = frame[ORDER].to_numpy(dtype=np.float64, na_value=np.nan).copy()
-    times = frame[TIME].to_numpy(dtype=np.float64, na_value=np.nan)[missing]
-    ranks = np.argsort(np.nan_to_num(times, nan=np.inf), kind="stable")
-    slots = np.empty(len(ranks), dtype=np.float64)
-    slots[ranks] = next_order + np.arange(len(ranks))
-    order[missing] = slots
-    return frame.assign(**{ORDER: order.astype(np.int64)})
+    """`frame` with every row numbered from `next_order` in its arrival order: micro-batches in
+    the order they come, and within one the order column (rows without one, or tied, by time,
+    then as they came). So the engine's order always increases, even where the caller's order
+    column does not (another partition's offsets, files read out of order)."""
+    column = frame[ORDER]
+    if column.isna().any():  # no order column: every row by time
+        order = column.to_numpy(dtype=np.float64, na_value=np.inf)
+    else:
+        order = column.to_numpy(dtype=np.int64)
+    times = frame[TIME].to_numpy(dtype=np.float64, na_value=np.inf)
+    ranks = np.lexsort((np.arange(len(frame)), times, order))
+    numbers = np.empty(len(frame), dtype=np.int64)
+    numbers[ranks] = next_order + np.arange(len(frame), dtype=np.int64)
+    return frame.assign(**{ORDER: numbers})
 
 
 def _rows(frame: pd.DataFrame, row: str, setup: dict[str, Any]) -> Rows:

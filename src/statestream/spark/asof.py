@@ -100,9 +100,10 @@ def asof_join(
       or `disorder` on a timestamp is a `datetime.timedelta` or seconds; on a number, in its
       unit.
     - `order`: a column giving each side's arrival order (a Kafka offset, an id): ties among
-      right rows of equal time, and in a stream which rows are late. Without it, a batch side's
-      own order is used (a stream's static side: its rows' values), and a stream's rows are
-      numbered in each micro-batch's time order.
+      right rows of equal time, and in a stream which rows are late (a stream's micro-batches
+      count in the order they come, the column orders the rows within one). Without it, a
+      batch side's own order is used (a stream's static side: its rows' values), and a
+      stream's rows are taken in each micro-batch's time order.
     - `disorder` (streams): how far a side's times may go back before a row is late.
     - `suffixes`: appended to the names the two sides share (the right's `on` and `by` columns
       are not in the output).
