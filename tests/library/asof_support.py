@@ -72,7 +72,11 @@ def stream_of(spark: SparkSession, folder: Path, like: DataFrame) -> DataFrame:
     return spark.readStream.schema(like.schema).option("maxFilesPerTrigger", 1).parquet(str(folder))
 
 
-def run_to_end(joined: DataFrame, checkpoint: Path, name: str, spark: SparkSession) -> list:
+def run_to_end(
+    joined: DataFrame, checkpoint: Path, name: str, spark: SparkSession, timeout_s: int = 300
+) -> list:
+    """The rows `joined` writes to a memory table `name` in one availableNow run from
+    `checkpoint`; the run must end within `timeout_s` and without an error."""
     query = (
         joined.writeStream.format("memory")
         .queryName(name)
@@ -80,7 +84,10 @@ def run_to_end(joined: DataFrame, checkpoint: Path, name: str, spark: SparkSessi
         .trigger(availableNow=True)
         .start()
     )
-    query.awaitTermination()
-    if query.exception() is not None:
-        raise AssertionError(str(query.exception()))
+    try:
+        assert query.awaitTermination(timeout_s), f"the stream did not end within {timeout_s} s"
+        if query.exception() is not None:
+            raise AssertionError(str(query.exception()))
+    finally:
+        query.stop()
     return spark.table(name).collect()

@@ -30,7 +30,14 @@ from statestream.errors import ConfigError
 from statestream.join import JoinRouter, JoinSpec, SpecTemplate
 from statestream.spark import asof_join, complement_join, flush_asof, flush_stream, observations
 from statestream.testing.spark import observation_frame, observation_stream
-from tests.library.asof_support import expected, found, sides, stream_of, write_chunks
+from tests.library.asof_support import (
+    expected,
+    found,
+    run_to_end,
+    sides,
+    stream_of,
+    write_chunks,
+)
 
 CONNECT_TESTS = "STATESTREAM_CONNECT_TESTS"  # "1": run them (a process of their own)
 PYSPARK = tuple(int(part) for part in pyspark.__version__.split(".")[:2])
@@ -164,22 +171,9 @@ def test_a_stream_on_connect_and_its_flush_are_the_batch_join(
         with pytest.raises(ConfigError, match=r"Spark Connect session needs PySpark 4\.1"):
             complement_join(stream, [SPEC], order="offset")
         return
-    name = f"pairs_{uuid.uuid4().hex[:8]}"
     checkpoint = tmp_path / "checkpoint"
-    query = (
-        complement_join(stream, [SPEC], order="offset")
-        .writeStream.format("memory")
-        .queryName(name)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        assert query.awaitTermination(300), "the stream did not end within 300 s"
-        assert query.exception() is None
-    finally:
-        query.stop()
-    streamed = collected(connect.table(name).collect())
+    pairs = complement_join(stream, [SPEC], order="offset")
+    streamed = collected(run_to_end(pairs, checkpoint, f"pairs_{uuid.uuid4().hex[:8]}", connect))
     assert streamed == engine_pairs([SPEC], ROWS, flush=False)
     rest = collected(flush_stream(stream, [SPEC], checkpoint, order="offset").collect())
     assert sum(rest.values()) > 0
@@ -210,24 +204,9 @@ def test_asof_join_of_two_streams_on_connect_and_its_flush_are_merge_asof(
         with pytest.raises(ConfigError, match=r"Spark Connect session needs PySpark 4\.1"):
             asof_join(*streams, **options)
         return
-    name = f"asof_{uuid.uuid4().hex[:8]}"
     checkpoint = tmp_path / "checkpoint"
-    query = (
-        asof_join(*streams, **options)
-        .select("lid", "rid")
-        .writeStream.format("memory")
-        .queryName(name)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
-    try:
-        assert query.awaitTermination(300), "the stream did not end within 300 s"
-        assert query.exception() is None
-    finally:
-        query.stop()
+    joined = asof_join(*streams, **options).select("lid", "rid")
+    emitted = run_to_end(joined, checkpoint, f"asof_{uuid.uuid4().hex[:8]}", connect)
     rest = flush_asof(*streams, checkpoint, **options).select("lid", "rid").collect()
     in_order = right.sort_values(["t", "rid"], kind="stable")
-    assert found(connect.table(name).collect() + rest) == expected(
-        left, in_order, "backward", None, True
-    )
+    assert found(emitted + rest) == expected(left, in_order, "backward", None, True)
