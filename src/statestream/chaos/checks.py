@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +26,7 @@ import numpy as np
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
 from statestream.chaos.recovery import Outage, recovery_times
 from statestream.config import Settings
-from statestream.exactly_once.read import read_records
+from statestream.exactly_once.read import read_records, reads_remembered
 from statestream.ingest.base import EventRejected, RawEvent
 from statestream.ingest.machine_data import MachineRowProcessor
 from statestream.offline_join import join_lines
@@ -100,11 +100,26 @@ class Published:
 
 
 def check_run(
-    settings: Settings, published: Published, outages: Sequence[Outage] = ()
+    settings: Settings,
+    published: Published,
+    outages: Sequence[Outage] = (),
+    say: Callable[[str], None] = lambda _: None,
 ) -> ChaosChecks:
     """Compare what the published rows should have become with what is there; with the run's
-    `outages`, how long each killed part took to recover."""
+    `outages`, how long each killed part took to recover. `say` hears each step as it starts.
+    Each topic is read once (`reads_remembered`), however many checks read it."""
+    with reads_remembered():
+        return _check_run(settings, published, outages, say)
+
+
+def _check_run(
+    settings: Settings,
+    published: Published,
+    outages: Sequence[Outage],
+    say: Callable[[str], None],
+) -> ChaosChecks:
     rows = published.rows
+    say(f"checking: the records of {len(rows):,} published rows")
     per_row = row_records(rows, settings.mqtt.topic)
     expected = set().union(*per_row)
     data_written: list[int] = []
@@ -114,14 +129,17 @@ def check_run(
     missing = expected - present.keys()
     lost_records = [len(records & missing) if missing else 0 for records in per_row]
     kills, acknowledged = published.broker_kills, published.acknowledged_at
+    say(f"checking: the offline join of {len(data):,} records on machine.data")
     pairs = offline_pairs(settings, data)
     written: list[int] = []
     out_records = read_records(settings, settings.topics.machine_out, timestamps=written)
+    say(f"checking: {len(out_records):,} pairs on machine.out and their InfluxDB points")
     out_pairs = [json.loads(v) for _, _, v in out_records]
     latency = pair_latencies(out_pairs, written)
     out = Counter(pair_key(pair) for pair in out_pairs)
     points = machine_out_points(settings)
     want_points = {point_key(pair) for pair in pairs.values()}
+    say("checking: the queries' results against their references")
     queries = query_checks(settings)
     return ChaosChecks(
         rows_published=len(rows),

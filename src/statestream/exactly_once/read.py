@@ -2,18 +2,27 @@
 its readers (records of open and aborted transactions left out), from the start to the end.
 
 The chaos run's checks and the tests read the topics this way (`statestream.testing` re-exports
-both functions).
+both functions). A read fails only when it stops moving: `timeout_s` is the longest wait with no
+record and no partition's end, so a topic of millions of records takes what it takes.
+
+`TopicFollower` reads one topic as it grows, each poll only the records new since the last one;
+`reads_remembered` lets several checks of one run share one read of each topic.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from confluent_kafka import Message
+    from confluent_kafka import Consumer, Message
 
     from statestream.config import Settings
+
+Record = tuple[int, bytes | None, bytes]  # partition, key, value
+_remembered: dict[tuple[str, str, str], tuple[list[Record], list[int]]] | None = None
 
 
 def read_committed(settings: Settings, topic: str, timeout_s: float = 60.0) -> list[bytes]:
@@ -28,13 +37,71 @@ def read_records(
     isolation: str = "read_committed",
     timeout_s: float = 60.0,
     timestamps: list[int] | None = None,
-) -> list[tuple[int, bytes | None, bytes]]:
+) -> list[Record]:
     """Every record (partition, key, value) on `topic`, from the start to its end.
 
     `isolation="read_uncommitted"` also returns the records of open and aborted transactions.
     `timestamps`, when given, gets each record's Kafka timestamp (epoch ms), in the same order.
+    Inside `reads_remembered`, a topic read before is not read again.
     """
-    from confluent_kafka import Consumer, KafkaError
+    memo_key = (settings.kafka.bootstrap_servers, topic, isolation)
+    records: list[Record]
+    stamps: list[int]
+    if _remembered is not None and memo_key in _remembered:
+        records, stamps = _remembered[memo_key]
+    else:
+        consumer, partitions = _consumer(settings, topic, isolation)
+        try:
+            stamps = []
+            records = _read_to_end(consumer, topic, partitions, timeout_s, stamps)
+        finally:
+            consumer.close()
+        if _remembered is not None:
+            _remembered[memo_key] = (records, stamps)
+    if timestamps is not None:
+        timestamps.extend(stamps)
+    return records
+
+
+@contextmanager
+def reads_remembered() -> Iterator[None]:
+    """Within the block, `read_records` reads each topic once and gives later callers the same
+    records: for checks that read a topic of millions of records, each on its own."""
+    global _remembered
+    outer, _remembered = _remembered, {} if _remembered is None else _remembered
+    try:
+        yield
+    finally:
+        _remembered = outer
+
+
+class TopicFollower:
+    """One consumer of `topic` from its start, kept between polls: `new_records` returns only
+    what was added since the previous call."""
+
+    def __init__(self, settings: Settings, topic: str, *, isolation: str = "read_committed"):
+        self.topic = topic
+        self.consumer, self.partitions = _consumer(settings, topic, isolation)
+
+    def new_records(self, wait_s: float = 1.0) -> list[Record]:
+        """The records that came since the last call: consumed until none is waiting, or for at
+        most `wait_s` on a topic that grows faster than it is read."""
+        records: list[Record] = []
+        until = time.monotonic() + wait_s
+        while time.monotonic() < until:
+            messages = self.consumer.consume(10_000, timeout=0.2)
+            records += [_record(self.topic, m) for m in messages if _is_record(self.topic, m)]
+            if not messages:
+                break
+        return records
+
+    def close(self) -> None:
+        self.consumer.close()
+
+
+def _consumer(settings: Settings, topic: str, isolation: str) -> tuple[Consumer, int]:
+    """A consumer subscribed to `topic` from its start, and the topic's partition count."""
+    from confluent_kafka import Consumer
 
     consumer = Consumer(
         {
@@ -48,31 +115,48 @@ def read_records(
             "fetch.wait.max.ms": 10,
         }
     )
-    try:
-        partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
-        consumer.subscribe([topic])
-        records: list[tuple[int, bytes | None, bytes]] = []
-        at_end: set[int | None] = set()  # partitions read to their end (confluent: int | None)
-        deadline = time.monotonic() + timeout_s
-        while len(at_end) < partitions:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"reading {topic}: no end after {timeout_s} s")
-            for message in consumer.consume(10_000, timeout=0.05):
-                error = message.error()
-                if error is None:
-                    records.append(_record(topic, message))
-                    if timestamps is not None:
-                        timestamps.append(message.timestamp()[1])
-                elif error.code() == KafkaError._PARTITION_EOF:
-                    at_end.add(message.partition())
-                else:
-                    raise RuntimeError(f"reading {topic}: {error.str()}")
-        return records
-    finally:
-        consumer.close()
+    partitions = len(consumer.list_topics(topic, timeout=10).topics[topic].partitions)
+    consumer.subscribe([topic])
+    return consumer, partitions
 
 
-def _record(topic: str, message: Message) -> tuple[int, bytes | None, bytes]:
+def _read_to_end(
+    consumer: Consumer, topic: str, partitions: int, timeout_s: float, timestamps: list[int]
+) -> list[Record]:
+    """Every record of a new `consumer` until each partition reports its end; fails after
+    `timeout_s` with neither a record nor a partition's end."""
+    records: list[Record] = []
+    at_end: set[int | None] = set()  # partitions read to their end (confluent: int | None)
+    moved = time.monotonic()
+    while len(at_end) < partitions:
+        if time.monotonic() - moved > timeout_s:
+            raise TimeoutError(
+                f"reading {topic}: nothing new and no end for {timeout_s} s "
+                f"({len(records):,} records read)"
+            )
+        for message in consumer.consume(10_000, timeout=0.05):
+            moved = time.monotonic()
+            if _is_record(topic, message):
+                records.append(_record(topic, message))
+                timestamps.append(message.timestamp()[1])
+            else:
+                at_end.add(message.partition())
+    return records
+
+
+def _is_record(topic: str, message: Message) -> bool:
+    """True for a record, False for a partition's end; raises on any other error."""
+    from confluent_kafka import KafkaError
+
+    error = message.error()
+    if error is None:
+        return True
+    if error.code() == KafkaError._PARTITION_EOF:
+        return False
+    raise RuntimeError(f"reading {topic}: {error.str()}")
+
+
+def _record(topic: str, message: Message) -> Record:
     """(partition, key, value) of a consumed record; statestream writes none without a value."""
     partition, value = message.partition(), message.value()
     if partition is None or value is None:

@@ -16,6 +16,7 @@ created. Writing a point again overwrites it (same series and time), so retries 
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -214,20 +215,40 @@ def _quoted(identifier: str) -> str:
 
 def influx_rows(influx: InfluxSettings, query: str, database: str | None = "") -> list[dict]:
     """The rows of an InfluxQL query as dicts, times in epoch µs; `database` "" is the
-    settings' one, None none (for `SHOW DATABASES`, `DROP DATABASE …`)."""
-    params = {"q": query, "epoch": "u"}
+    settings' one, None none (for `SHOW DATABASES`, `DROP DATABASE …`). The answer comes in
+    chunks of `INFLUX_CHUNK_ROWS` rows, read as they arrive: millions of rows cost no more than
+    their dicts."""
+    params = {"q": query, "epoch": "u", "chunked": "true", "chunk_size": str(INFLUX_CHUNK_ROWS)}
     if database is not None:
         params["db"] = database or influx.database
     password = influx.password.get_secret_value() if influx.password else ""
-    response = requests.post(
-        f"{influx.url}/query", params=params, auth=(influx.username, password), timeout=30
-    )
-    if response.status_code >= 400:
-        raise ServiceError(f"InfluxDB {influx.url} refused {query!r}: {_error_text(response)}")
+    with requests.post(
+        f"{influx.url}/query",
+        params=params,
+        auth=(influx.username, password),
+        timeout=30,
+        stream=True,
+    ) as response:
+        if response.status_code >= 400:
+            raise ServiceError(f"InfluxDB {influx.url} refused {query!r}: {_error_text(response)}")
+        rows: list[dict] = []
+        for line in response.iter_lines():
+            if line:
+                rows += _chunk_rows(json.loads(line), influx.url, query)
+    return rows
+
+
+INFLUX_CHUNK_ROWS = 10_000
+
+
+def _chunk_rows(chunk: dict, url: str, query: str) -> list[dict]:
+    """The rows of one chunk of a chunked answer (the same shape as a whole answer)."""
+    if "error" in chunk:
+        raise ServiceError(f"InfluxDB {url}: {chunk['error']} ({query!r})")
     rows: list[dict] = []
-    for result in response.json()["results"]:
+    for result in chunk["results"]:
         if "error" in result:
-            raise ServiceError(f"InfluxDB {influx.url}: {result['error']} ({query!r})")
+            raise ServiceError(f"InfluxDB {url}: {result['error']} ({query!r})")
         for series in result.get("series", []):
             rows += [dict(zip(series["columns"], v, strict=True)) for v in series["values"]]
     return rows
