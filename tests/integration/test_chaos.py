@@ -7,6 +7,10 @@ Seed 31 is the plan that lost records at 2,000 rows/s while every row lost was c
 (Mosquitto acknowledges before it saves); its kills come in the order that hurts: the connector,
 InfluxDB, Kafka (the connector stalls, Mosquitto queues), then Mosquitto, then the pipeline.
 
+The same run carries vehicles (`--vehicles`): every published position on the positions topic
+(outside Mosquitto's loss window), the geo cells and the bunching alerts as the pure engines
+make them of the positions topic, each once, and one InfluxDB point per cell.
+
 The services run from their own data folder on free ports (never a developer's running services
 or the suite's), and are stopped at the end with nothing of them left behind.
 """
@@ -29,6 +33,7 @@ SEED = 31
 RATE = 1000  # rows/s
 WINDOW_S = 10  # the windows of both statistics: within 30 s of records, they close (10 s + 10 s)
 INGEST_ROWS = 20_000
+VEHICLES = 16  # every eighth starts right behind the one before it: two pairs may bunch
 
 
 def _environment(data_dir: Path) -> dict[str, str]:
@@ -65,7 +70,11 @@ def _ingest_rows_per_s(env: dict[str, str]) -> float:
 
 def test_chaos_loses_and_doubles_nothing_and_leaves_mosquitto_as_found(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    env = _environment(data_dir)
+    env = {
+        **_environment(data_dir),
+        "STATESTREAM_GEO__WINDOW_S": str(WINDOW_S),  # cell windows close within the run
+        "STATESTREAM_GEO__BUNCHING_S": str(WINDOW_S),
+    }
     config = data_dir / "mosquitto" / "mosquitto.conf"
     try:
         up = run_cli("services", "up", env=env, inherit_settings=False, timeout_s=240)
@@ -75,7 +84,8 @@ def test_chaos_loses_and_doubles_nothing_and_leaves_mosquitto_as_found(tmp_path:
         configured, before = config.read_text(), _ingest_rows_per_s(env)
         run = run_cli(
             "chaos", "--minutes", str(MINUTES), "--seed", str(SEED), "--rate", str(RATE),
-            "--json", env=env, inherit_settings=False, timeout_s=1200,
+            "--vehicles", str(VEHICLES), "--json", env=env, inherit_settings=False,
+            timeout_s=1500,
         )  # fmt: skip
         assert run.stdout.strip(), run.stderr[-3000:]
         report = json.loads(run.stdout.strip().splitlines()[-1])
@@ -101,6 +111,7 @@ def test_chaos_loses_and_doubles_nothing_and_leaves_mosquitto_as_found(tmp_path:
         assert quantities["expected"] > 0, report
         assert quantities["missing"] == quantities["wrong"] == quantities["duplicated"] == 0
         assert quantities["unexpected"] == 0, report
+        _assert_vehicles(report)
         assert run.exit_code == 0, report
         assert config.read_text() == configured  # no save after every change left behind
         after = _ingest_rows_per_s(env)
@@ -109,3 +120,24 @@ def test_chaos_loses_and_doubles_nothing_and_leaves_mosquitto_as_found(tmp_path:
     finally:
         run_cli("services", "down", env=env, inherit_settings=False, timeout_s=120)
     assert our_processes(data_dir) == []
+
+
+def _assert_vehicles(report: dict) -> None:
+    """Every position there outside Mosquitto's loss windows; cells, alerts and points right."""
+    assert report["vehicles_asked"] == VEHICLES
+    assert report["vehicle_rate_held"] >= 0.95 * VEHICLES, report
+    vehicles = report["vehicles"]
+    assert vehicles["messages_published"] >= VEHICLES * MINUTES * 60 * 0.9, vehicles
+    assert vehicles["positions_lost_outside_window"] == 0, vehicles
+    windows = vehicles["mosquitto_windows"]
+    assert len(windows) == report["kills_by_component"]["mosquitto"], vehicles
+    assert vehicles["positions_lost"] == sum(w["records_lost"] for w in windows), vehicles
+    points = vehicles["cell_points"]
+    assert points["expected"] > 0, vehicles
+    assert points["missing"] == points["wrong"] == points["unexpected"] == 0, vehicles
+    geo = report["queries"]["geo"]
+    assert geo["expected"] > 0, report
+    assert geo["missing"] == geo["wrong"] == geo["duplicated"] == geo["unexpected"] == 0, geo
+    bunching = report["queries"]["bunching"]
+    assert bunching["missing"] == bunching["wrong"] == 0, bunching
+    assert bunching["duplicated"] == bunching["unexpected"] == 0, bunching

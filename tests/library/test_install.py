@@ -63,3 +63,15 @@ def test_the_command_line_asks_for_the_pipeline_extra() -> None:
     for command in ([str(script), "--help"], [sys.executable, "-m", "statestream"]):
         done = subprocess.run(command, capture_output=True, text=True, timeout=60)
         assert (done.returncode, done.stdout, done.stderr) == (1, "", line + "\n")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("pydantic") is not None,
+    reason="the pipeline extra is installed here; the library matrix runs this without it",
+)
+def test_the_kafka_writer_asks_for_the_pipeline_extra() -> None:
+    import statestream.spark
+    from statestream.errors import EnvironmentProblem
+
+    with pytest.raises(EnvironmentProblem, match=r"pip install 'statestream\[pipeline\]'"):
+        statestream.spark.write_exactly_once  # noqa: B018 (the attribute's import is the test)

@@ -10,7 +10,10 @@ InfluxDB hold:
 - InfluxDB holds one `machine_out` point per pair (series and time);
 - each query of the pipeline that declares a check (`QueryDef.verify`) holds on its topic the
   results its reference computes from its input, each once: the statistics from the pairs
-  (`windows_*`, as before, and under `queries`), the quantity statistics from machine.data.
+  (`windows_*`, as before, and under `queries`), the quantity statistics from machine.data;
+- with vehicles, what `vehicle_checks` checks: every published position on the positions topic
+  at least once (Mosquitto's loss window aside), one InfluxDB point per cell, and the geo cells'
+  and bunching alerts' own checks under `queries`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
 from statestream.chaos.recovery import Outage, recovery_times
+from statestream.chaos.vehicle_checks import VehicleChecks, VehiclesPublished, check_vehicles
 from statestream.config import Settings
 from statestream.exactly_once.read import read_records, reads_remembered
 from statestream.ingest.base import EventRejected, RawEvent
@@ -68,6 +72,7 @@ class ChaosChecks:
     latency_p50_s: float | None = None  # a pair on machine.out after its later record was sent
     latency_p99_s: float | None = None
     recovery_s: dict[str, list[float | None]] = field(default_factory=dict)  # per component
+    vehicles: VehicleChecks | None = None  # with `--vehicles`
 
     @property
     def passed(self) -> bool:
@@ -84,6 +89,7 @@ class ChaosChecks:
                 self.windows_duplicated,
                 self.windows_unexpected,
                 *(not check.passed for check in self.queries.values()),
+                self.vehicles is not None and not self.vehicles.passed,
             )
         )
 
@@ -91,12 +97,14 @@ class ChaosChecks:
 @dataclass(frozen=True)
 class Published:
     """What the simulator published: the rows, when the broker acknowledged each (NaN: never),
-    when it started (wall-clock seconds), and the Mosquitto kills of the run."""
+    when it started (wall-clock seconds), and the Mosquitto kills of the run; with vehicles,
+    what the vehicle simulator published (None: a run of the machines only)."""
 
     rows: Sequence[bytes]
     acknowledged_at: Sequence[float]
     started_at: float
     broker_kills: Sequence[BrokerKill] = ()
+    vehicles: VehiclesPublished | None = None
 
 
 def check_run(
@@ -140,7 +148,11 @@ def _check_run(
     points = machine_out_points(settings)
     want_points = {point_key(pair) for pair in pairs.values()}
     say("checking: the queries' results against their references")
-    queries = query_checks(settings)
+    queries = query_checks(settings, vehicles=published.vehicles is not None)
+    vehicles = None
+    if published.vehicles is not None:
+        say(f"checking: {len(published.vehicles.messages):,} vehicle positions and cell points")
+        vehicles = check_vehicles(settings, published.vehicles, kills, published.started_at)
     return ChaosChecks(
         rows_published=len(rows),
         records_expected=len(expected),
@@ -164,6 +176,7 @@ def _check_run(
         latency_p50_s=latency[0],
         latency_p99_s=latency[1],
         recovery_s=recovery_times(outages, {"machine_data": data_written, "machine_out": written}),
+        vehicles=vehicles,
     )
 
 
@@ -188,9 +201,11 @@ def pair_latencies(
     return round(float(p50), 3), round(float(p99), 3)
 
 
-def query_checks(settings: Settings) -> dict[str, QueryCheck]:
-    """The check of each query of `run pipeline` that declares one (`QueryDef.verify`)."""
-    return {q.name: q.verifier()(settings) for q in pipeline_queries(vehicles=False) if q.verify}
+def query_checks(settings: Settings, *, vehicles: bool = False) -> dict[str, QueryCheck]:
+    """The check of each query of `run pipeline` (with `vehicles`: `run pipeline --vehicles`)
+    that declares one (`QueryDef.verify`)."""
+    queries = pipeline_queries(vehicles=vehicles)
+    return {q.name: q.verifier()(settings) for q in queries if q.verify}
 
 
 def _window_figures(stats: QueryCheck | None) -> dict[str, int]:

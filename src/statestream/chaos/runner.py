@@ -4,14 +4,18 @@ started again, then the checks (`checks.check_run`).
 1. The local services run (started if need be); the run gets its own topics, database and
    checkpoints (`workspace`).
 2. The connector (`connect mqtt`) and the Spark pipeline (`run pipeline`: join, stats, InfluxDB
-   sink) start as child processes; the simulator publishes from a thread once both are up. With
-   `services.spark_workers` > 0 the pipeline's driver runs on the local standalone master (the
-   settings' `spark.master`), its executors on the workers.
+   sink; with vehicles `run pipeline --vehicles`: geo cells and bunching too) start as child
+   processes; the simulator publishes from a thread once both are up (with vehicles, the
+   vehicle simulator from a second one). With `services.spark_workers` > 0 the pipeline's
+   driver runs on the local standalone master (the settings' `spark.master`), its executors on
+   the workers.
 3. For `minutes`, the kills of the seeded schedule (`schedule`) happen, each part started again
    after its down time; a child that ends on its own is started again at once.
-4. Every part running again, the simulator stops (once the broker acknowledged all it sent), the
-   connector gets time to forward what Mosquitto still holds, the streaming pipeline stops and
-   `run pipeline --available-now` finishes what is in the topics; then the checks.
+4. Every part running again, the simulators stop (once the broker acknowledged all they sent),
+   the connector gets time to forward what Mosquitto still holds, the streaming pipeline stops
+   and `run pipeline --available-now` finishes what is in the topics (with vehicles, after a
+   closing position that makes every geo window final, `load.close_the_windows`); then the
+   checks.
 5. Mosquitto is left as the run found it: when the run changed its configuration (`--mqtt-saves
    every-change`), it is started again with the settings' own (a stopped one stays stopped).
 
@@ -23,24 +27,30 @@ every change, which narrows the window to the messages of one pass of its loop a
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
-from typing import Literal
 
+from statestream.chaos.arrivals import Awaited, wait_for_arrivals
 from statestream.chaos.checks import (
-    ChaosChecks,
     Published,
+    RecordKey,
     check_run,
     published_records,
     record_key,
 )
-from statestream.chaos.load import SimulatorLoad
+from statestream.chaos.load import (
+    PublishingLoad,
+    SimulatorLoad,
+    VehicleLoad,
+    close_the_windows,
+)
 from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
 from statestream.chaos.recovery import Outage
+from statestream.chaos.report import ChaosOptions, ChaosReport
 from statestream.chaos.schedule import SPARK_WORKER, Kill, kill_schedule
 from statestream.chaos.soak import (
     Sample,
@@ -49,75 +59,24 @@ from statestream.chaos.soak import (
     not_flat,
     queries_state_and_lag,
 )
-from statestream.chaos.workspace import Workspace, new_workspace, refuse_external, remove_workspace
+from statestream.chaos.vehicle_checks import VehiclesPublished, message_positions, position_keys
+from statestream.chaos.workspace import (
+    Workspace,
+    new_workspace,
+    refuse_external,
+    remove_workspace,
+    vehicle_root,
+)
 from statestream.config import Settings, ensure_local_secrets, settings_environment
 from statestream.demo import wait_for_queries
 from statestream.errors import ServiceError
-from statestream.exactly_once.read import TopicFollower
 from statestream.queries import pipeline_queries
 from statestream.services.stack import start_services, stop_services
 
-PIPELINE_QUERIES = len(pipeline_queries(vehicles=False))  # what `run pipeline` starts
-FORWARD_IDLE_S = 180.0  # the longest wait for the connector's next row on Kafka, at the end
 FINISH_TIMEOUT_S = 900.0  # for `run pipeline --available-now`
 RATE_HELD = 0.95  # a run whose simulator held less of the rate asked fails
 SAMPLE_EVERY_S = 60.0  # memory, state, checkpoints and lag (`soak`)
 Say = Callable[[str], None]
-MqttSaves = Literal["schedule", "every-change"]
-
-
-@dataclass(frozen=True)
-class ChaosOptions:
-    minutes: float = 20.0
-    seed: int = 0
-    rate: float = 20.0  # rows/s of the simulator, all machines
-    things: int = 6
-    mqtt_saves: MqttSaves = "schedule"  # Mosquitto's save schedule, or after every change
-    kills: int | None = None  # at most this many of the schedule's kills (0: a soak)
-
-
-@dataclass
-class ChaosReport:
-    """What a run did (kills per component) and what it found."""
-
-    options: ChaosOptions
-    workspace: str = ""
-    counts: dict[str, PartCounts] = field(default_factory=dict)
-    checks: ChaosChecks | None = None
-    rate_held: float = 0.0  # rows/s the simulator published while the kills went on
-    samples: list[Sample] = field(default_factory=list)  # one a minute
-    problems: list[str] = field(default_factory=list)  # what kept the run from finishing
-
-    @property
-    def kills(self) -> int:
-        return sum(c.kills for c in self.counts.values())
-
-    @property
-    def passed(self) -> bool:
-        return self.checks is not None and self.checks.passed and not self.problems
-
-    def to_json(self) -> dict[str, object]:
-        names = [f.name for f in fields(ChaosChecks)]  # null when the run ended before
-        checks = {name: getattr(self.checks, name, None) for name in names}
-        windows = self.checks.mosquitto_windows if self.checks else ()
-        checks["mosquitto_windows"] = [window.to_json() for window in windows]
-        queries = self.checks.queries if self.checks else {}
-        checks["queries"] = {name: asdict(check) for name, check in queries.items()}
-        return {
-            "passed": self.passed,
-            "seed": self.options.seed,
-            "minutes": self.options.minutes,
-            "rate_asked": self.options.rate,
-            "rate_held": round(self.rate_held, 1),
-            "mqtt_saves": self.options.mqtt_saves,
-            "samples": [sample.to_json() for sample in self.samples],
-            "kills": self.kills,
-            "kills_by_component": {name: c.kills for name, c in self.counts.items()},
-            "components": {name: c.to_json() for name, c in self.counts.items()},
-            **checks,
-            "problems": self.problems,
-            "workspace": self.workspace,
-        }
 
 
 class ChaosRun:
@@ -132,9 +91,10 @@ class ChaosRun:
         self.connector = child_part(
             "connector", ["connect", "mqtt"], logs / "connector.log", environment
         )
-        pipeline_args = ["run", "pipeline", "--from", "earliest"]
+        vehicles = ["--vehicles"] if options.vehicles else []
+        pipeline_args = ["run", "pipeline", "--from", "earliest", *vehicles]
         self.pipeline = child_part("pipeline", pipeline_args, logs / "pipeline.log", environment)
-        finish_args = ["run", "pipeline", "--available-now"]
+        finish_args = ["run", "pipeline", "--available-now", *vehicles]
         self.finisher = child_part("finish", finish_args, logs / "finish.log", environment)
         services = settings.services
         workers = (SPARK_WORKER,) if services.spark_workers > 0 else ()
@@ -152,7 +112,23 @@ class ChaosRun:
         self.samples: list[Sample] = []
         self.outages: list[Outage] = []
         self.load = SimulatorLoad(self.settings, options.rate, options.things, options.seed)
+        self.vehicle_load = (
+            VehicleLoad(
+                self.settings, options.vehicles, options.seed, vehicle_root(workspace.run_id)
+            )
+            if options.vehicles
+            else None
+        )
         self.environment = environment
+
+    @property
+    def loads(self) -> list[PublishingLoad]:
+        """The simulators: the machines', and the vehicles' when the run has them."""
+        return [self.load, *([self.vehicle_load] if self.vehicle_load is not None else [])]
+
+    @property
+    def load_error(self) -> Exception | None:
+        return next((load.error for load in self.loads if load.error is not None), None)
 
     def start(self, say: Say) -> None:
         say(f"starting the connector (log: {self.connector.part.log})")
@@ -165,10 +141,12 @@ class ChaosRun:
         mosquitto.save_store()
         say(f"starting the Spark pipeline (log: {self.pipeline.part.log})")
         self.pipeline.start()
-        wait_for_queries(self.settings, self.pipeline.part, PIPELINE_QUERIES)
+        queries = len(pipeline_queries(vehicles=self.vehicle_load is not None))
+        wait_for_queries(self.settings, self.pipeline.part, queries)
         if not self.pipeline.running:
             raise ServiceError(f"the pipeline ended at its start; see {self.pipeline.part.log}")
-        self.load.start()
+        for load in self.loads:
+            load.start()
 
     def chaos(self, progress: Say) -> None:
         """The kills of the schedule for `minutes`; parts started again after their down time.
@@ -180,7 +158,7 @@ class ChaosRun:
         restarts: list[tuple[float, str]] = []
         end = started + self.options.minutes * 60
         next_sample = started + SAMPLE_EVERY_S
-        while (time.monotonic() < end or due) and self.load.error is None:
+        while (time.monotonic() < end or due) and self.load_error is None:
             now = time.monotonic() - started
             if time.monotonic() >= next_sample:
                 self.samples.append(self.sample(now))
@@ -212,27 +190,22 @@ class ChaosRun:
                 break
 
     def finish(self, say: Say) -> None:
-        """Stop the load, let everything through, stop the parts."""
+        """Stop the loads, let everything through, stop the parts."""
         for part in self.parts.values():
             part.restart_if_ended()
-        say("stopping the simulator (waiting for the broker's acknowledgements)")
-        self.load.stop()
-        say("waiting for the connector to forward every published row to Kafka")
+        say("stopping the simulators (waiting for the broker's acknowledgements)")
+        for load in self.loads:
+            load.request_stop()
+        for load in self.loads:
+            load.join()
+        say("waiting for the connector to forward every published message to Kafka")
         self._wait_for_records()
         say("stopping the streaming pipeline; run pipeline --available-now finishes the topics")
         self.pipeline.stop()
-        self.finisher.start()
-        process = self.finisher.part.process
-        assert process is not None
-        try:
-            code = process.wait(FINISH_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            code = None
-        self.finisher.stop()
+        if self.vehicle_load is not None:
+            close_the_windows(self.settings)  # every geo window final at the end (`load`)
+        _run_to_end(self.finisher, "run pipeline --available-now")
         self.connector.stop()
-        if code != 0:
-            why = "did not finish in time" if code is None else f"failed (exit code {code})"
-            raise ServiceError(f"run pipeline --available-now {why}; see {self.finisher.part.log}")
 
     def stop(self) -> None:
         for part in (self.finisher, self.connector, self.pipeline):
@@ -256,37 +229,40 @@ class ChaosRun:
         return Sample(round(at_s, 1), rss, state, checkpoints, lag)
 
     def published(self) -> Published:
-        """The rows, their acknowledgements and Mosquitto's kills, for the checks."""
+        """The rows, their acknowledgements and Mosquitto's kills, for the checks; with
+        vehicles, their messages and acknowledgements too."""
         mosquitto = self.parts["mosquitto"]
         assert isinstance(mosquitto, ServicePart)
-        load = self.load
-        return Published(load.rows, load.acknowledged_at, load.started_at, mosquitto.broker_kills)
+        load, vehicles = self.load, self.vehicle_load
+        return Published(
+            load.rows,
+            load.acknowledged_at,
+            load.started_at,
+            mosquitto.broker_kills,
+            None
+            if vehicles is None
+            else VehiclesPublished(vehicles.messages, vehicles.acknowledged_at),
+        )
 
     def _wait_for_records(self) -> None:
-        """Until every record of the published rows is on machine.data, reading the topic as it
-        grows, each record once; or until no record came for `FORWARD_IDLE_S` (the checks then
-        count what is missing)."""
-        missing = published_records(self.load.rows, self.settings.mqtt.topic)
-        follower = TopicFollower(self.settings, self.settings.topics.machine_data)
-        moved = time.monotonic()
-        try:
-            while missing and time.monotonic() - moved < FORWARD_IDLE_S:
-                self.connector.restart_if_ended()
-                new = follower.new_records(wait_s=5.0)
-                missing.difference_update(record_key(_json(value)) for _, _, value in new)
-                if new:
-                    moved = time.monotonic()
-                else:
-                    time.sleep(0.5)
-        finally:
-            follower.close()
+        """Until every record of the published rows is on machine.data, and every published
+        position on the positions topic (`arrivals`)."""
+        topics = self.settings.topics
+        rows = published_records(self.load.rows, self.settings.mqtt.topic)
+        awaited = [Awaited(topics.machine_data, set(rows), _record_key)]
+        if self.vehicle_load is not None:
+            positions = message_positions(self.vehicle_load.messages)
+            keys = position_keys(self.settings.ingest.envelope)
+            awaited.append(Awaited(topics.vehicle_positions, {p for p in positions if p}, keys))
+        wait_for_arrivals(self.settings, awaited, self.connector.restart_if_ended)
 
     def _progress(self, now: float) -> str:
         kills = sum(part.counts.kills for part in self.parts.values())
         down = [name for name, part in self.parts.items() if part.down]
         return (
             f"{now:5.0f} s of {self.options.minutes * 60:.0f}: {len(self.load.rows):,} rows "
-            f"published, {kills} of {len(self.schedule)} kills"
+            + (f"and {len(v.messages):,} positions " if (v := self.vehicle_load) else "")
+            + f"published, {kills} of {len(self.schedule)} kills"
             + (f", down: {', '.join(down)}" if down else "")
         )
 
@@ -307,7 +283,7 @@ def run_chaos(settings: Settings, options: ChaosOptions, say: Say, progress: Say
 
 def _run(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> ChaosReport:
     start_services(settings)
-    workspace = new_workspace(settings, options.seed)
+    workspace = new_workspace(settings, options.seed, vehicles=options.vehicles > 0)
     report = ChaosReport(options, workspace.describe())
     say(f"chaos run {workspace.run_id}: {workspace.describe()}")
     run = ChaosRun(settings, workspace, options)
@@ -316,16 +292,12 @@ def _run(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> 
         run.chaos(progress)
         run.finish(say)
         report.rate_held = run.load.rate_held
+        if run.vehicle_load is not None:
+            report.vehicle_rate_held = run.vehicle_load.rate_held
         report.samples = run.samples
         if options.kills == 0:  # a soak: memory, state, checkpoints and lag must settle
             report.problems += not_flat(run.samples, options.rate)
-        if run.load.error is not None:
-            report.problems.append(f"the simulator stopped: {run.load.error}")
-        if report.rate_held < RATE_HELD * options.rate:
-            report.problems.append(
-                f"the simulator held {report.rate_held:,.0f} rows/s of the {options.rate:,.0f} "
-                f"asked: the pipeline did not take the load (see the logs in the workspace)"
-            )
+        report.problems += _load_problems(run)
         report.checks = check_run(workspace.settings, run.published(), run.outages, say)
     except (ServiceError, TimeoutError) as exc:
         report.problems.append(str(exc))
@@ -372,7 +344,38 @@ def _wait_for_line(part: ChildPart, text: str, timeout_s: float) -> None:
     raise ServiceError(f"the {part.part.name} did not start: see {part.part.log}")
 
 
-def _json(value: bytes) -> dict:
-    import json
+def _record_key(value: bytes) -> RecordKey:
+    return record_key(json.loads(value))
 
-    return json.loads(value)
+
+def _load_problems(run: ChaosRun) -> list[str]:
+    """A simulator that stopped, or held less than `RATE_HELD` of its rate."""
+    problems = []
+    named: list[tuple[str, PublishingLoad, str]] = [("simulator", run.load, "rows")]
+    if run.vehicle_load is not None:
+        named.append(("vehicle simulator", run.vehicle_load, "positions"))
+    for name, load, unit in named:
+        if load.error is not None:
+            problems.append(f"the {name} stopped: {load.error}")
+        if load.rate_held < RATE_HELD * load.rate:
+            problems.append(
+                f"the {name} held {load.rate_held:,.0f} {unit}/s of the {load.rate:,.0f} asked: "
+                "the pipeline did not take the load (see the logs in the workspace)"
+            )
+    return problems
+
+
+def _run_to_end(part: ChildPart, command: str) -> None:
+    """Run `part` (a `--available-now` command) to its end; `ServiceError` unless it ends well
+    within `FINISH_TIMEOUT_S`."""
+    part.start()
+    process = part.part.process
+    assert process is not None
+    try:
+        code = process.wait(FINISH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        code = None
+    part.stop()
+    if code != 0:
+        why = "did not finish in time" if code is None else f"failed (exit code {code})"
+        raise ServiceError(f"{command} {why}; see {part.part.log}")

@@ -1,8 +1,8 @@
 """A chaos run's own names, so that earlier data never counts and nothing else is touched: its
 topics (`chaos.<run>.*`: every topic a registered query reads or writes, and the commit markers),
-MQTT topic and connector session, InfluxDB database and checkpoints and logs under
-`<data_dir>/chaos/<run>/`. Removed at the end of a run that passed; a failed run keeps them for a
-look and says where they are.
+MQTT topic (and, with vehicles, the root of their HFP topics) and connector session, InfluxDB
+database and checkpoints and logs under `<data_dir>/chaos/<run>/`. Removed at the end of a run
+that passed; a failed run keeps them for a look and says where they are.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from confluent_kafka.admin import AdminClient
 
 from statestream.config import Settings
 from statestream.errors import ConfigError
+from statestream.ingest.hfp import TOPIC_FILTER
 from statestream.queries import REGISTRY
 from statestream.services.topics import create_topics
 from statestream.sinks.influx import InfluxWriter, influx_rows
@@ -84,28 +85,32 @@ def refuse_external(settings: Settings) -> None:
         )
 
 
-def new_workspace(settings: Settings, seed: int) -> Workspace:
+def new_workspace(settings: Settings, seed: int, *, vehicles: bool = False) -> Workspace:
     """The settings of a new run, its topics created and its InfluxDB database made."""
     run_id = f"{time.strftime('%Y%m%d%H%M%S')}_{seed}"
-    workspace = run_workspace(settings, run_id)
+    workspace = run_workspace(settings, run_id, vehicles=vehicles)
     workspace.logs.mkdir(parents=True, exist_ok=True)
     create_topics(workspace.settings)
     InfluxWriter(workspace.settings.influx).ensure_database()
     return workspace
 
 
-def run_workspace(settings: Settings, run_id: str) -> Workspace:
-    """The names of run `run_id` (nothing created yet)."""
+def run_workspace(settings: Settings, run_id: str, *, vehicles: bool = False) -> Workspace:
+    """The names of run `run_id` (nothing created yet). With `vehicles` the connector also
+    takes the HFP topics under the run's root (`vehicle_root`) to the positions topic."""
     folder = settings.paths.data_dir / "chaos" / run_id
     topics = settings.topics.model_copy(
         update={name: f"chaos.{run_id}.{suffix}" for name, suffix in _topic_suffixes().items()}
     )
     mqtt_topic = f"statestream-chaos/{run_id}/states"
+    processors: dict[str, str] = {mqtt_topic: "machine"}
+    if vehicles:
+        processors[vehicle_root(run_id) + TOPIC_FILTER] = "vehicles"
     ingest = settings.ingest.model_copy(
         update={
             "client_id": f"statestream-chaos-{run_id}",
             "envelope": "none",
-            "processors": {mqtt_topic: "machine"},
+            "processors": processors,
         }
     )
     run_settings = settings.model_copy(
@@ -118,6 +123,11 @@ def run_workspace(settings: Settings, run_id: str) -> Workspace:
         }
     )
     return Workspace(run_id, run_settings, folder)
+
+
+def vehicle_root(run_id: str) -> str:
+    """What goes before `/hfp` in the topics of run `run_id`'s vehicles."""
+    return f"statestream-chaos/{run_id}"
 
 
 def remove_workspace(workspace: Workspace) -> None:

@@ -13,6 +13,7 @@ from statestream.cli._common import console, settings_from
 
 if TYPE_CHECKING:
     from statestream.chaos import ChaosReport
+    from statestream.chaos.vehicle_checks import VehicleChecks
 
 
 class MqttSaves(enum.StrEnum):
@@ -34,6 +35,15 @@ def chaos(
     things: Annotated[
         int, typer.Option("--things", min=1, help="Machines the sample is cloned into.")
     ] = 6,
+    vehicles: Annotated[
+        int,
+        typer.Option(
+            "--vehicles",
+            min=0,
+            help="Also simulate this many buses and trams, one HFP position each a second, and "
+            "run the vehicle queries (geo cells, bunching) in the pipeline; 0: machines only.",
+        ),
+    ] = 0,
     mqtt_saves: Annotated[
         MqttSaves,
         typer.Option(
@@ -61,20 +71,26 @@ def chaos(
     On the local services only (started if need be; they keep running afterwards, configured
     as before). The simulator publishes to Mosquitto at --rate; the connector (connect mqtt)
     and the Spark pipeline (run pipeline: every registered query of the machine use case) run
-    as child processes. For --minutes, at seeded random moments (about one kill every 25 s; a
-    short run kills about once per component), it kills with -9, in turn, the connector, the
-    pipeline, Mosquitto, InfluxDB, a Kafka broker (one of three with services.kafka_brokers = 3)
-    and a Spark worker (one of them, with services.spark_workers > 0), and starts each again
-    after 0.5–5 s. Then it stops the load, lets everything through and
-    checks: every published row's records on machine.data at least once, the pairs on
+    as child processes. With --vehicles N a second simulator publishes N vehicles' HFP
+    positions (a perfect feed: once, in order, with a fix) and the pipeline runs with
+    --vehicles (geo cells and bunching too). For --minutes, at seeded random moments (about
+    one kill every 25 s; a short run kills about once per component), it kills with -9, in
+    turn, the connector, the pipeline, Mosquitto, InfluxDB, a Kafka broker (one of three with
+    services.kafka_brokers = 3) and a Spark worker (one of them, with services.spark_workers >
+    0), and starts each again after 0.5–5 s. Then it stops the load, lets everything through
+    and checks: every published row's records on machine.data at least once, the pairs on
     machine.out exactly those of the offline join of machine.data, each once, the results of
-    each query that declares a check (the statistics, the quantity statistics) as their
-    reference computes them, each once, and one InfluxDB point per pair.
+    each query that declares a check (the statistics, the quantity statistics; with vehicles
+    the geo cells and the bunching alerts, against the pure engines run over the positions
+    topic at once) as their reference computes them, each once, and one InfluxDB point per
+    pair; with vehicles also every published position on the positions topic at least once
+    and one InfluxDB point per cell and window, with its latest (final) figures.
 
     Mosquitto acknowledges a message before it saves it: a kill -9 loses what it acknowledged
-    since its last save and had not passed on yet. The run counts those rows per Mosquitto kill
-    (its loss window, in the report) instead of failing on them; a row lost at any other moment
-    fails the run, and so does a simulator that did not hold 95 % of --rate.
+    since its last save and had not passed on yet. The run counts those rows (and vehicle
+    positions, apart) per Mosquitto kill (its loss window, in the report) instead of failing on
+    them; one lost at any other moment fails the run, and so does a simulator that did not hold
+    95 % of its rate (--rate, or --vehicles positions a second).
 
     Each minute it samples the memory of every part, the queries' state and Kafka lag and the
     checkpoints' size (printed at the end). With --kills 0 the run is a soak: over its last 40
@@ -95,6 +111,7 @@ def chaos(
         things=things,
         mqtt_saves=mqtt_saves.value,
         kills=kills,
+        vehicles=vehicles,
     )
     say = (lambda _text: None) if as_json else _say
     with console.status("starting …") as status:
@@ -128,6 +145,9 @@ def _table(report: ChaosReport) -> Table:
     table.add_section()
     held = f"{report.rate_held:,.0f} of {report.options.rate:,.0f}"
     table.add_row("rows/s held", held, "", "")
+    if report.options.vehicles:
+        held = f"{report.vehicle_rate_held:,.0f} of {report.options.vehicles:,}"
+        table.add_row("positions/s held", held, "", "")
     checks = report.checks
     if checks is not None:
         table.add_section()
@@ -149,7 +169,26 @@ def _table(report: ChaosReport) -> Table:
                 "",
                 "",
             )
+        if checks.vehicles is not None:
+            _vehicle_rows(table, checks.vehicles)
     return table
+
+
+def _vehicle_rows(table: Table, vehicles: VehicleChecks) -> None:
+    """The vehicles' figures: positions, InfluxDB's cell points, Mosquitto's loss windows."""
+    table.add_section()
+    for name, value in vehicles.__dict__.items():
+        if isinstance(value, int):
+            table.add_row(name.replace("_", " "), f"{value:,}", "", "")
+    figures = ", ".join(f"{figure} {n:,}" for figure, n in vehicles.cell_points.__dict__.items())
+    table.add_row("cell points", figures, "", "")
+    for window in vehicles.mosquitto_windows:
+        table.add_row(
+            f"Mosquitto killed at {window.killed_at_s:.0f} s",
+            f"{window.rows_lost:,} of {window.rows_acknowledged:,} unsaved positions lost",
+            "",
+            "",
+        )
 
 
 def _samples_table(report: ChaosReport) -> Table:

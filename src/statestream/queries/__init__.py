@@ -20,9 +20,9 @@ REGISTRY: tuple[QueryDef, ...] = (
     join.QUERY,
     stats.QUERY,
     quantity_stats.QUERY,
-    sink_influx.QUERY,
     geo.QUERY,
     bunching.QUERY,
+    sink_influx.QUERY,  # last: it writes what every query before it wrote
 )
 
 __all__ = ["REGISTRY", "Figure", "QueryDef", "pipeline_queries", "query"]

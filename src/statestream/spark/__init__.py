@@ -23,6 +23,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from statestream.errors import EnvironmentProblem
+
 if TYPE_CHECKING:
     from statestream.exactly_once.write import write_exactly_once
     from statestream.spark.asof import asof_join
@@ -50,7 +52,20 @@ _HOMES = {
 }
 
 
+_NEED_THE_PIPELINE = {"write_exactly_once"}  # it uses the pipeline's settings and Kafka client
+
+
 def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module(_HOMES[name])
+    except ModuleNotFoundError as missing:
+        library = (missing.name or "").partition(".")[0]
+        if name not in _NEED_THE_PIPELINE or library == "statestream":
+            raise
+        raise EnvironmentProblem(
+            f"statestream.spark.{name} needs the pipeline extra ({library} is not installed): "
+            "pip install 'statestream[pipeline]'"
+        ) from missing
+    return getattr(module, name)

@@ -32,6 +32,7 @@ QUERY = QueryDef(
     ),
     start="statestream.queries.bunching.job:start_bunching_query",
     options="statestream.queries.bunching.job:BunchingJobOptions",
+    verify="statestream.queries.bunching.verify:verify",
 )
 
 

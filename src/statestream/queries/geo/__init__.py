@@ -34,6 +34,7 @@ QUERY = QueryDef(
     start="statestream.queries.geo.job:start_geo_query",
     options="statestream.queries.geo.job:GeoJobOptions",
     check="statestream.queries.geo.job:check_options",
+    verify="statestream.queries.geo.verify:verify",
     help="""Vehicle positions → H3 cells in tumbling event-time windows, exactly once.
 
     Places each position with a GPS fix in its H3 cell (geo.resolution) and aggregates per cell
