@@ -18,6 +18,7 @@ from pathlib import Path
 
 # Popen objects of the services this Python process started, kept so they are reaped on stop.
 _children: dict[int, subprocess.Popen[bytes]] = {}
+_exit_codes: dict[int, int] = {}  # of those children once reaped, for the error that follows
 
 
 def command_line(pid: int) -> list[str] | None:
@@ -107,9 +108,23 @@ def is_alive(pid: int) -> bool:
     """True while `pid` runs (a zombie or a reaped child counts as gone)."""
     child = _children.get(pid)
     if child is not None and child.poll() is not None:
+        _exit_codes[pid] = child.returncode
         _children.pop(pid, None)
         return False
     return _exists(pid)
+
+
+def exit_status(pid: int) -> str:
+    """How a child this process started ended: " (exit code N)", " (killed by SIGNAME)", or ""
+    when it was not our child or runs still."""
+    child = _children.get(pid)
+    code = _exit_codes.get(pid) if child is None else child.poll()
+    if code is None:
+        return ""
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f" (killed by {signal.Signals(-code).name})"
+    return f" (exit code {code})"
 
 
 def _signal(pid: int, signum: signal.Signals) -> None:

@@ -21,6 +21,7 @@ from statestream.config import Settings, ensure_local_secrets
 from statestream.errors import EnvironmentProblem, ServiceError
 from statestream.services._process import (
     command_line,
+    exit_status,
     is_alive,
     last_problem,
     log_tail,
@@ -262,7 +263,8 @@ def _wait_until_ready(service: LocalService, pid: int) -> None:
     if not is_alive(pid):
         service.pid_file.unlink(missing_ok=True)
         raise ServiceError(
-            f"{service.title} exited during start-up{_hint(service)}; see {service.output_file}"
+            f"{service.title} exited during start-up{exit_status(pid)}{_hint(service)}; "
+            f"see {service.output_file}"
         )
     if not ready:
         raise ServiceError(
