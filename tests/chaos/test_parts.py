@@ -99,3 +99,43 @@ def _ended(pid: int) -> bool:
     while is_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     return not is_alive(pid)
+
+
+def test_a_service_that_ends_while_it_starts_is_started_again_and_reported(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from statestream.chaos import parts
+    from statestream.services.stack import ExitedWhileStarting
+
+    outcomes: list[Exception | None] = [ExitedWhileStarting("Mosquitto exited (exit code 1)"), None]
+    calls: list[Settings] = []
+
+    def start(given: Settings) -> None:
+        calls.append(given)
+        outcome = outcomes.pop(0)
+        if outcome is not None:
+            raise outcome
+
+    monkeypatch.setattr(parts, "start_services", start)
+    part = ServicePart(settings, "mosquitto")
+    part.down = True
+    part.restart()
+    assert len(calls) == 2 and not part.down and part.counts.restarts == 1
+    assert part.counts.failed_starts == ["Mosquitto exited (exit code 1)"]
+    assert part.counts.to_json()["failed_starts"] == ["Mosquitto exited (exit code 1)"]
+
+
+def test_a_service_that_never_starts_fails_the_restart(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from statestream.chaos import parts
+    from statestream.services.stack import ExitedWhileStarting
+
+    def start(given: Settings) -> None:
+        raise ExitedWhileStarting("InfluxDB exited (killed by SIGSEGV)")
+
+    monkeypatch.setattr(parts, "start_services", start)
+    part = ServicePart(settings, "influxdb")
+    with pytest.raises(ExitedWhileStarting):
+        part.restart()
+    assert len(part.counts.failed_starts) == parts.START_ATTEMPTS and part.counts.restarts == 0

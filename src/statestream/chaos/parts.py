@@ -4,7 +4,8 @@ Spark pipeline's driver, each the statestream command a user would run) and the 
 
 Each part counts its kills and its starts after the first (restarts); a child process that ends
 on its own (the pipeline when a query gives up on a broker that is down) is started again too,
-and counted as an exit.
+and counted as an exit. A service whose process ends while it starts again after a kill is
+started once more (`START_ATTEMPTS`), and the start that failed is reported with how it ended.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from statestream.config import Settings
 from statestream.demo import DemoPart
 from statestream.services.base import LocalService
 from statestream.services.mosquitto import MosquittoBroker
-from statestream.services.stack import local_services, start_services
+from statestream.services.stack import ExitedWhileStarting, local_services, start_services
+
+START_ATTEMPTS = 3  # starts of a service after a kill before the run gives up on it
 
 
 @dataclass
@@ -31,9 +34,15 @@ class PartCounts:
     kills: int = 0
     restarts: int = 0
     exits: int = 0  # ended on its own (not killed) and started again
+    failed_starts: list[str] = field(default_factory=list)  # a start that ended early, and how
 
-    def to_json(self) -> dict[str, int]:
-        return {"kills": self.kills, "restarts": self.restarts, "exits": self.exits}
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kills": self.kills,
+            "restarts": self.restarts,
+            "exits": self.exits,
+            "failed_starts": self.failed_starts,
+        }
 
 
 @dataclass
@@ -129,8 +138,18 @@ class ServicePart:
                 time.sleep(0.05)
 
     def restart(self) -> None:
-        """`start_services`: starts this service, and any other that is down at this moment."""
-        start_services(self.settings)
+        """`start_services`: starts this service, and any other that is down at this moment.
+
+        A process that ends while it starts is started again, as a supervisor would, up to
+        `START_ATTEMPTS` times; each such start is kept in `counts.failed_starts` (reported)."""
+        for attempt in range(1, START_ATTEMPTS + 1):
+            try:
+                start_services(self.settings)
+                break
+            except ExitedWhileStarting as exc:
+                self.counts.failed_starts.append(str(exc))
+                if attempt == START_ATTEMPTS:
+                    raise
         self.counts.restarts += 1
         self.down = False
 

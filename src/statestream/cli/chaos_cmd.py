@@ -136,18 +136,19 @@ def _say(text: str) -> None:
 def _table(report: ChaosReport) -> Table:
     table = Table(title=f"chaos: {report.options.minutes:g} min, seed {report.options.seed}")
     table.add_column("component")
-    for column in ("kills", "restarts", "exits"):
+    for column in ("kills", "restarts", "exits", "failed starts"):
         table.add_column(column, justify="right")
     for name, counts in report.counts.items():
-        table.add_row(name, str(counts.kills), str(counts.restarts), str(counts.exits))
+        failed = str(len(counts.failed_starts))
+        table.add_row(name, str(counts.kills), str(counts.restarts), str(counts.exits), failed)
     table.add_section()
-    table.add_row("total", str(report.kills), "", "")
+    table.add_row("total", str(report.kills), "", "", "")
     table.add_section()
     held = f"{report.rate_held:,.0f} of {report.options.rate:,.0f}"
-    table.add_row("rows/s held", held, "", "")
+    table.add_row("rows/s held", held, "", "", "")
     if report.options.vehicles:
         held = f"{report.vehicle_rate_held:,.0f} of {report.options.vehicles:,}"
-        table.add_row("positions/s held", held, "", "")
+        table.add_row("positions/s held", held, "", "", "")
     checks = report.checks
     if checks is not None:
         table.add_section()

@@ -47,6 +47,10 @@ _ERROR_WORDS = ("ERROR", "Error", "error", "Exception", "FATAL", "fatal")
 State = Literal["started", "running", "unhealthy", "stopped", "not running", "external"]
 
 
+class ExitedWhileStarting(ServiceError):
+    """A service's process ended before it answered (the message says how it ended)."""
+
+
 @dataclass(frozen=True)
 class ServiceStatus:
     """What one process of a service is doing, as `services up | down | status` report it.
@@ -262,7 +266,7 @@ def _wait_until_ready(service: LocalService, pid: int) -> None:
     )
     if not is_alive(pid):
         service.pid_file.unlink(missing_ok=True)
-        raise ServiceError(
+        raise ExitedWhileStarting(
             f"{service.title} exited during start-up{exit_status(pid)}{_hint(service)}; "
             f"see {service.output_file}"
         )
