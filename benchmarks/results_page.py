@@ -2,9 +2,10 @@
 
 An MkDocs hook (mkdocs.yml, `hooks`): on the benchmarks page it replaces the marker
 `<!-- benchmark results -->` with, per bench, a plot of its throughput figures over its recorded
-runs (every figure named `*_per_s`, the baseline's beside the bench's own) and of its latency
-percentiles (`*p50*`/`*p99*` figures in seconds) when it has them, and a table of its latest
-runs: date, commit, machine, those figures and its ratios to its baseline (`*ratio*`). On the
+runs (every figure named `*_per_s`, the baseline's beside the bench's own), of its latency
+percentiles (`*p50*`/`*p99*` figures in seconds) and of its repeated timings (a median `X_s`
+with its fastest `X_min_s` beside it) when it has them, and a table of its latest runs: date,
+commit, machine, those figures and its ratios to its baseline (`*ratio*`, or `a_to_b`). On the
 history page it replaces `<!-- benchmark history -->` with every run of every bench, the tables
 of `benchmarks/HISTORY.md` (`python -m benchmarks.history` writes that file).
 `statestream bench --record <bench>` appends the runs (`statestream.cli._bench.result_record`).
@@ -99,13 +100,37 @@ def latencies(figures: dict[str, Any]) -> dict[str, float]:
     return _numbers(figures, lambda name: ("p50" in name or "p99" in name) and name.endswith("_s"))
 
 
+def timings(figures: dict[str, Any]) -> dict[str, float]:
+    """The medians of repeated timings in seconds: a figure `X_s` whose fastest, `X_min_s`, is
+    beside it (`bench small`'s `groupby_s` and `groupby_min_s`).
+
+    >>> timings({"groupby_s": 0.4, "groupby_min_s": 0.3, "query_wall_s": 2.0})
+    {'groupby_s': 0.4}
+    """
+    return {
+        name: float(value)
+        for name, value in figures.items()
+        if name.endswith("_s")
+        and not name.endswith("_min_s")
+        and _is_number(value)
+        and _is_number(figures.get(f"{name[:-2]}_min_s"))
+    }
+
+
 def ratios(figures: dict[str, Any]) -> dict[str, float]:
-    """The bench's ratios to its baseline (names with `ratio`), a nested run's under its name.
+    """The bench's ratios to its baseline (names with `ratio`, or `a_to_b` but no `_s` at the
+    end), a nested run's under its name.
 
     >>> ratios({"ratio": 26.3, "sample": {"ratio": 39.6}, "records": 10})
     {'ratio': 26.3, 'sample ratio': 39.6}
+    >>> ratios({"asof_join_to_groupby": 1.8, "groupby_s": 0.4})
+    {'asof_join_to_groupby': 1.8}
     """
-    return _numbers(figures, lambda name: "ratio" in name)
+    return _numbers(figures, _is_ratio)
+
+
+def _is_ratio(name: str) -> bool:
+    return "ratio" in name or ("_to_" in name and not name.endswith("_s"))
 
 
 def _numbers(figures: dict[str, Any], wanted: Any) -> dict[str, float]:
@@ -124,9 +149,12 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+PLOTS = (("throughput", throughputs), ("latency (s)", latencies), ("time (s)", timings))
+
+
 def _bench_section(bench: str, runs: list[dict[str, Any]]) -> str:
     parts = [f"### `bench {bench}`: {_count(runs)}\n"]
-    for title, pick in (("throughput", throughputs), ("latency (s)", latencies)):
+    for title, pick in PLOTS:
         series = _series(runs, pick)
         if series:
             parts.append(svg_plot(f"{bench}: {title}", series, _run_labels(runs)) + "\n")
@@ -238,10 +266,10 @@ def _number(value: float) -> str:
 def runs_table(runs: list[dict[str, Any]], css_class: str | None = None) -> str:
     """A Markdown table of `runs`, the newest first: date (UTC), commit ("changed" when the tree
     had changes), cores and load average, then the throughputs (the targets left to the plots),
-    latencies and ratios (headed by
+    latencies, timings and ratios (headed by
     `label`; the plots' legends keep the figures' names). With `css_class`, inside a `<div>` of
     that class (Markdown in HTML: the docs' `md_in_html`)."""
-    picks = (throughputs, latencies, ratios)
+    picks = (throughputs, latencies, timings, ratios)
     names = list(dict.fromkeys(n for pick in picks for r in runs for n in pick(r["figures"])))
     names = [name for name in names if not name.startswith("target")]  # the plots' dashed lines
     header = ["date (UTC)", "commit", "cores, load", *map(label, names)]

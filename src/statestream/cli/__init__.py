@@ -16,6 +16,7 @@ from statestream.cli import (
     bench_geo_cmd,
     bench_ingest_cmd,
     bench_sink_cmd,
+    bench_small_cmd,
     bench_spark_cmd,
     chaos_cmd,
     config_cmd,
@@ -44,6 +45,7 @@ bench_ingest_cmd.register(app)
 bench_sink_cmd.register(app)
 bench_spark_cmd.register(app)
 bench_asof_cmd.register(app)
+bench_small_cmd.register(app)
 services_cmd.register(app)
 topics_cmd.register(app)
 ingest_cmd.register(app)
