@@ -18,30 +18,24 @@ InfluxDB hold:
 
 from __future__ import annotations
 
-import io
-import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from statestream.chaos.keys import (
+    influx_point_keys,
+    offline_keys,
+    row_keys,
+    scan_data,
+    scan_out,
+)
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
 from statestream.chaos.recovery import Outage, recovery_times
 from statestream.chaos.vehicle_checks import VehicleChecks, VehiclesPublished, check_vehicles
 from statestream.config import Settings
-from statestream.exactly_once.read import read_records, reads_remembered
-from statestream.ingest.base import EventRejected, RawEvent
-from statestream.ingest.machine_data import MachineRowProcessor
-from statestream.offline_join import join_lines
 from statestream.queries import pipeline_queries
 from statestream.queries.definition import QueryCheck
-from statestream.queries.join.job import spec_templates
-from statestream.sinks.influx import influx_rows
-
-RecordKey = tuple[str, str, float, float]  # thing, quantity, time (ms), result
-PairKey = tuple[str, str, float, float, float, float]  # thing, quantity, left and right t, v
-PointKey = tuple[str, str, int]  # thing, quantity, time (µs)
 
 
 @dataclass(frozen=True)
@@ -115,59 +109,44 @@ def check_run(
 ) -> ChaosChecks:
     """Compare what the published rows should have become with what is there; with the run's
     `outages`, how long each killed part took to recover. `say` hears each step as it starts.
-    Each topic is read once (`reads_remembered`), however many checks read it."""
-    with reads_remembered():
-        return _check_run(settings, published, outages, say)
-
-
-def _check_run(
-    settings: Settings,
-    published: Published,
-    outages: Sequence[Outage],
-    say: Callable[[str], None],
-) -> ChaosChecks:
+    Records, pairs and points are compared by their keys (`keys`), read as they stream by."""
     rows = published.rows
-    say(f"checking: the records of {len(rows):,} published rows")
-    per_row = row_records(rows, settings.mqtt.topic)
-    expected = set().union(*per_row)
-    data_written: list[int] = []
-    data_records = read_records(settings, settings.topics.machine_data, timestamps=data_written)
-    data = [value for _, _, value in data_records]
-    present = Counter(record_key(json.loads(value)) for value in data)
-    missing = expected - present.keys()
-    lost_records = [len(records & missing) if missing else 0 for records in per_row]
+    say(f"checking: the records of {len(rows):,} published rows on machine.data")
+    keys, row_of = row_keys(rows, settings.mqtt.topic)
+    expected = np.unique(keys)
+    data = scan_data(settings)
+    present, copies = np.unique(data.keys, return_counts=True)
+    missing = np.setdiff1d(expected, present, assume_unique=True)
+    lost_records = np.bincount(row_of[np.isin(keys, missing)], minlength=len(rows))
     kills, acknowledged = published.broker_kills, published.acknowledged_at
-    say(f"checking: the offline join of {len(data):,} records on machine.data")
-    pairs = offline_pairs(settings, data)
-    written: list[int] = []
-    out_records = read_records(settings, settings.topics.machine_out, timestamps=written)
-    say(f"checking: {len(out_records):,} pairs on machine.out and their InfluxDB points")
-    out_pairs = [json.loads(v) for _, _, v in out_records]
-    latency = pair_latencies(out_pairs, written)
-    out = Counter(pair_key(pair) for pair in out_pairs)
-    points = machine_out_points(settings)
-    want_points = {point_key(pair) for pair in pairs.values()}
+    say(f"checking: the offline join of {len(data.keys):,} records on machine.data")
+    pairs, want_points = offline_keys(settings, data.quantities)
+    out = scan_out(settings)
+    say(f"checking: {len(out.keys):,} pairs on machine.out and their InfluxDB points")
+    out_pairs, out_copies = np.unique(out.keys, return_counts=True)
+    points = influx_point_keys(settings)
     say("checking: the queries' results against their references")
     queries = query_checks(settings, vehicles=published.vehicles is not None)
     vehicles = None
     if published.vehicles is not None:
         say(f"checking: {len(published.vehicles.messages):,} vehicle positions and cell points")
         vehicles = check_vehicles(settings, published.vehicles, kills, published.started_at)
+    latency = latency_percentiles(out.sent_ms, out.written_ms)
     return ChaosChecks(
         rows_published=len(rows),
         records_expected=len(expected),
-        records_in_topic=len(data),
+        records_in_topic=len(data.keys),
         records_lost=len(missing),
         records_lost_outside_window=lost_outside(kills, acknowledged, lost_records),
-        records_repeated=sum(n - 1 for n in present.values()),
+        records_repeated=int((copies - 1).sum()),
         pairs_expected=len(pairs),
-        pairs_out=sum(out.values()),
-        pairs_missing=len(pairs.keys() - out.keys()),
-        pairs_duplicated=sum(n - 1 for n in out.values()),
-        pairs_unexpected=len(out.keys() - pairs.keys()),
+        pairs_out=len(out.keys),
+        pairs_missing=_absent(pairs, out_pairs),
+        pairs_duplicated=int((out_copies - 1).sum()),
+        pairs_unexpected=_absent(out_pairs, pairs),
         points=len(points),
-        points_missing=len(want_points - points),
-        points_unexpected=len(points - want_points),
+        points_missing=_absent(want_points, points),
+        points_unexpected=_absent(points, want_points),
         **_window_figures(queries.get("stats")),
         queries=queries,
         mosquitto_windows=tuple(
@@ -175,28 +154,33 @@ def _check_run(
         ),
         latency_p50_s=latency[0],
         latency_p99_s=latency[1],
-        recovery_s=recovery_times(outages, {"machine_data": data_written, "machine_out": written}),
+        recovery_s=recovery_times(
+            outages,
+            {"machine_data": data.written_ms.tolist(), "machine_out": out.written_ms.tolist()},
+        ),
         vehicles=vehicles,
     )
 
 
-def pair_latencies(
-    pairs: Sequence[dict], written_ms: Sequence[int]
+def _absent(keys: np.ndarray, among: np.ndarray) -> int:
+    """How many of the unique `keys` are not among the unique `among`."""
+    return len(np.setdiff1d(keys, among, assume_unique=True))
+
+
+def latency_percentiles(
+    sent_ms: np.ndarray, written_ms: np.ndarray
 ) -> tuple[float | None, float | None]:
     """p50 and p99 of the end-to-end latency, kills included: from the moment the later of a
-    pair's two records was sent (its event time: the chaos simulator stamps rows as it sends
-    them) to the pair's Kafka timestamp on machine.out (when its task wrote it).
+    pair's two records was sent (`sent_ms`, its event time: the chaos simulator stamps rows as
+    it sends them) to the pair's Kafka timestamp on machine.out (`written_ms`, when its task
+    wrote it); None without pairs.
 
-    >>> pair = {"left": {"phenomenonTime": 1000}, "right": {"phenomenonTime": 1500}}
-    >>> pair_latencies([pair, pair], [1700, 2500])
+    >>> latency_percentiles(np.array([1500.0, 1500.0]), np.array([1700, 2500]))
     (0.6, 0.992)
     """
-    if not pairs:
+    if not len(sent_ms):
         return None, None
-    sent = np.array(
-        [max(p["left"]["phenomenonTime"], p["right"]["phenomenonTime"]) for p in pairs], float
-    )
-    latency = (np.asarray(written_ms, float) - sent) / 1000.0
+    latency = (np.asarray(written_ms, float) - np.asarray(sent_ms, float)) / 1000.0
     p50, p99 = np.percentile(latency, [50, 99])
     return round(float(p50), 3), round(float(p99), 3)
 
@@ -217,66 +201,3 @@ def _window_figures(stats: QueryCheck | None) -> dict[str, int]:
 
 _FIGURE_NAMES = ("expected", "missing", "wrong", "duplicated", "unexpected")
 _WINDOW_FIGURES = tuple(f"windows_{name}" for name in _FIGURE_NAMES)
-
-
-def published_records(rows: Sequence[bytes], topic: str) -> set[RecordKey]:
-    """The records the connector makes of `rows` (its own processor; rows it refuses, none)."""
-    return set().union(*row_records(rows, topic))
-
-
-def row_records(rows: Sequence[bytes], topic: str) -> list[set[RecordKey]]:
-    """The records the connector makes of each row (none of a row it refuses)."""
-    processor = MachineRowProcessor()
-    records: list[set[RecordKey]] = []
-    for row in rows:
-        try:
-            made = processor.process(RawEvent(row, topic, 0))
-        except EventRejected:
-            made = []
-        records.append(
-            {(r.thing, r.quantity, float(r.phenomenon_time_ms), float(r.result)) for r in made}
-        )
-    return records
-
-
-def record_key(record: dict) -> RecordKey:
-    return (
-        record["thing"],
-        record["quantity"],
-        float(record["phenomenonTime"]),
-        float(record["result"]),
-    )
-
-
-def pair_key(pair: dict) -> PairKey:
-    left, right = pair["left"], pair["right"]
-    return (
-        pair["thing"],
-        pair["quantity"],
-        float(left["phenomenonTime"]),
-        float(left["result"]),
-        float(right["phenomenonTime"]),
-        float(right["result"]),
-    )
-
-
-def offline_pairs(settings: Settings, data: Sequence[bytes]) -> dict[PairKey, dict]:
-    """The offline join of `data` (machine.data in partition order) with the settings' specs;
-    pairs still waiting for a partner at the end are not made, as in the running join."""
-    quantities = sorted({json.loads(value)["quantity"] for value in data})
-    templates = spec_templates(settings)
-    specs = [spec for template in templates for spec in template.specs_for(quantities)]
-    out = io.StringIO()
-    join_lines((value + b"\n" for value in data), specs, out, io.StringIO, flush=False)
-    pairs = [json.loads(line) for line in out.getvalue().splitlines()]
-    return {pair_key(pair): pair for pair in pairs}
-
-
-def point_key(pair: dict) -> PointKey:
-    return (pair["thing"], pair["quantity"], round(float(pair["phenomenonTime"]) * 1000))
-
-
-def machine_out_points(settings: Settings) -> set[PointKey]:
-    """The series and times of the `machine_out` points in the settings' InfluxDB database."""
-    rows = influx_rows(settings.influx, "SELECT result, thing, quantity FROM machine_out")
-    return {(row["thing"], row["quantity"], int(row["time"])) for row in rows}

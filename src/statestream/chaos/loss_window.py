@@ -66,7 +66,7 @@ class WindowLoss:
 def window_losses(
     kills: Sequence[BrokerKill],
     acknowledged_at: Sequence[float],
-    lost_records: Sequence[int],
+    lost_records: Sequence[int] | np.ndarray,
     started_at: float,
 ) -> list[WindowLoss]:
     """One `WindowLoss` per kill; `lost_records[i]` is how many records of row i are missing,
@@ -88,7 +88,9 @@ def window_losses(
 
 
 def lost_outside(
-    kills: Sequence[BrokerKill], acknowledged_at: Sequence[float], lost_records: Sequence[int]
+    kills: Sequence[BrokerKill],
+    acknowledged_at: Sequence[float],
+    lost_records: Sequence[int] | np.ndarray,
 ) -> int:
     """Records missing from rows that no Mosquitto kill explains."""
     at, lost = np.asarray(acknowledged_at, float), np.asarray(lost_records, np.int64)

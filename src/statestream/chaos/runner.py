@@ -35,13 +35,8 @@ import time
 from collections.abc import Callable
 
 from statestream.chaos.arrivals import Awaited, wait_for_arrivals
-from statestream.chaos.checks import (
-    Published,
-    RecordKey,
-    check_run,
-    published_records,
-    record_key,
-)
+from statestream.chaos.checks import Published, check_run
+from statestream.chaos.keys import record_hash, row_keys
 from statestream.chaos.load import (
     PublishingLoad,
     SimulatorLoad,
@@ -248,8 +243,8 @@ class ChaosRun:
         """Until every record of the published rows is on machine.data, and every published
         position on the positions topic (`arrivals`)."""
         topics = self.settings.topics
-        rows = published_records(self.load.rows, self.settings.mqtt.topic)
-        awaited = [Awaited(topics.machine_data, set(rows), _record_key)]
+        records, _ = row_keys(self.load.rows, self.settings.mqtt.topic)
+        awaited = [Awaited(topics.machine_data, set(records.tolist()), _record_key)]
         if self.vehicle_load is not None:
             positions = message_positions(self.vehicle_load.messages)
             keys = position_keys(self.settings.ingest.envelope)
@@ -344,8 +339,8 @@ def _wait_for_line(part: ChildPart, text: str, timeout_s: float) -> None:
     raise ServiceError(f"the {part.part.name} did not start: see {part.part.log}")
 
 
-def _record_key(value: bytes) -> RecordKey:
-    return record_key(json.loads(value))
+def _record_key(value: bytes) -> int:
+    return record_hash(json.loads(value))
 
 
 def _load_problems(run: ChaosRun) -> list[str]:

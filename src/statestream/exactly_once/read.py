@@ -5,15 +5,14 @@ The chaos run's checks and the tests read the topics this way (`statestream.test
 both functions). A read fails only when it stops moving: `timeout_s` is the longest wait with no
 record and no partition's end, so a topic of millions of records takes what it takes.
 
-`TopicFollower` reads one topic as it grows, each poll only the records new since the last one;
-`reads_remembered` lets several checks of one run share one read of each topic.
+`iter_records` gives the records as they are read, for checks of topics of millions of records;
+`TopicFollower` reads one topic as it grows, each poll only the records new since the last one.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
     from statestream.config import Settings
 
 Record = tuple[int, bytes | None, bytes]  # partition, key, value
-_remembered: dict[tuple[str, str, str], tuple[list[Record], list[int]]] | None = None
 
 
 def read_committed(settings: Settings, topic: str, timeout_s: float = 60.0) -> list[bytes]:
@@ -42,37 +40,25 @@ def read_records(
 
     `isolation="read_uncommitted"` also returns the records of open and aborted transactions.
     `timestamps`, when given, gets each record's Kafka timestamp (epoch ms), in the same order.
-    Inside `reads_remembered`, a topic read before is not read again.
     """
-    memo_key = (settings.kafka.bootstrap_servers, topic, isolation)
-    records: list[Record]
-    stamps: list[int]
-    if _remembered is not None and memo_key in _remembered:
-        records, stamps = _remembered[memo_key]
-    else:
-        consumer, partitions = _consumer(settings, topic, isolation)
-        try:
-            stamps = []
-            records = _read_to_end(consumer, topic, partitions, timeout_s, stamps)
-        finally:
-            consumer.close()
-        if _remembered is not None:
-            _remembered[memo_key] = (records, stamps)
-    if timestamps is not None:
-        timestamps.extend(stamps)
+    records: list[Record] = []
+    for record, stamp in iter_records(settings, topic, isolation=isolation, timeout_s=timeout_s):
+        records.append(record)
+        if timestamps is not None:
+            timestamps.append(stamp)
     return records
 
 
-@contextmanager
-def reads_remembered() -> Iterator[None]:
-    """Within the block, `read_records` reads each topic once and gives later callers the same
-    records: for checks that read a topic of millions of records, each on its own."""
-    global _remembered
-    outer, _remembered = _remembered, {} if _remembered is None else _remembered
+def iter_records(
+    settings: Settings, topic: str, *, isolation: str = "read_committed", timeout_s: float = 60.0
+) -> Iterator[tuple[Record, int]]:
+    """Each record of `topic` with its Kafka timestamp (epoch ms), from the start to its end, as
+    it is read: a check of millions of records keeps what it needs of each, not the records."""
+    consumer, partitions = _consumer(settings, topic, isolation)
     try:
-        yield
+        yield from _read_to_end(consumer, topic, partitions, timeout_s)
     finally:
-        _remembered = outer
+        consumer.close()
 
 
 class TopicFollower:
@@ -121,27 +107,24 @@ def _consumer(settings: Settings, topic: str, isolation: str) -> tuple[Consumer,
 
 
 def _read_to_end(
-    consumer: Consumer, topic: str, partitions: int, timeout_s: float, timestamps: list[int]
-) -> list[Record]:
-    """Every record of a new `consumer` until each partition reports its end; fails after
-    `timeout_s` with neither a record nor a partition's end."""
-    records: list[Record] = []
+    consumer: Consumer, topic: str, partitions: int, timeout_s: float
+) -> Iterator[tuple[Record, int]]:
+    """Every record of a new `consumer`, with its timestamp, until each partition reports its
+    end; fails after `timeout_s` with neither a record nor a partition's end."""
     at_end: set[int | None] = set()  # partitions read to their end (confluent: int | None)
-    moved = time.monotonic()
+    moved, read = time.monotonic(), 0
     while len(at_end) < partitions:
         if time.monotonic() - moved > timeout_s:
             raise TimeoutError(
-                f"reading {topic}: nothing new and no end for {timeout_s} s "
-                f"({len(records):,} records read)"
+                f"reading {topic}: nothing new and no end for {timeout_s} s ({read:,} records read)"
             )
         for message in consumer.consume(10_000, timeout=0.05):
             moved = time.monotonic()
             if _is_record(topic, message):
-                records.append(_record(topic, message))
-                timestamps.append(message.timestamp()[1])
+                read += 1
+                yield _record(topic, message), message.timestamp()[1]
             else:
                 at_end.add(message.partition())
-    return records
 
 
 def _is_record(topic: str, message: Message) -> bool:

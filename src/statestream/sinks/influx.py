@@ -20,7 +20,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import requests
@@ -215,9 +215,15 @@ def _quoted(identifier: str) -> str:
 
 def influx_rows(influx: InfluxSettings, query: str, database: str | None = "") -> list[dict]:
     """The rows of an InfluxQL query as dicts, times in epoch µs; `database` "" is the
-    settings' one, None none (for `SHOW DATABASES`, `DROP DATABASE …`). The answer comes in
-    chunks of `INFLUX_CHUNK_ROWS` rows, read as they arrive: millions of rows cost no more than
-    their dicts."""
+    settings' one, None none (for `SHOW DATABASES`, `DROP DATABASE …`)."""
+    return [row for chunk in influx_row_chunks(influx, query, database) for row in chunk]
+
+
+def influx_row_chunks(
+    influx: InfluxSettings, query: str, database: str | None = ""
+) -> Iterator[list[dict]]:
+    """The rows of an InfluxQL query in chunks of `INFLUX_CHUNK_ROWS`, each as it arrives: a
+    check of millions of points keeps what it needs of each chunk, not the rows."""
     params = {"q": query, "epoch": "u", "chunked": "true", "chunk_size": str(INFLUX_CHUNK_ROWS)}
     if database is not None:
         params["db"] = database or influx.database
@@ -231,11 +237,9 @@ def influx_rows(influx: InfluxSettings, query: str, database: str | None = "") -
     ) as response:
         if response.status_code >= 400:
             raise ServiceError(f"InfluxDB {influx.url} refused {query!r}: {_error_text(response)}")
-        rows: list[dict] = []
         for line in response.iter_lines():
             if line:
-                rows += _chunk_rows(json.loads(line), influx.url, query)
-    return rows
+                yield _chunk_rows(json.loads(line), influx.url, query)
 
 
 INFLUX_CHUNK_ROWS = 10_000

@@ -10,6 +10,7 @@ The tests and `statestream chaos` compare the statistics query's output with it:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,14 +47,24 @@ def reference_statistics(records: pd.DataFrame, spec: StatsSpec) -> ReferenceSta
     )
 
 
-def power_frame(pairs: list[dict]) -> pd.DataFrame:
-    """Joined pairs (in arrival order per series) as records for the reference."""
+def power_frame(pairs: Iterable[dict]) -> pd.DataFrame:
+    """Joined pairs (in arrival order per series) as records for the reference; `pairs` is
+    read once (a generator of millions keeps no more than the four columns)."""
+    things: list[str] = []
+    components: list[str] = []
+    times: list[float] = []
+    powers: list[float] = []
+    for p in pairs:
+        things.append(p["thing"])
+        components.append(p["quantity"].split("_", 1)[1])
+        times.append(p["phenomenonTime"])
+        powers.append(p["result"])
     return pd.DataFrame(
         {
-            "thing": [p["thing"] for p in pairs],
-            "component": [p["quantity"].split("_", 1)[1] for p in pairs],
-            "t": np.array([p["phenomenonTime"] for p in pairs], dtype=np.float64),
-            "power": np.array([p["result"] for p in pairs], dtype=np.float64),
+            "thing": things,
+            "component": components,
+            "t": np.array(times, dtype=np.float64),
+            "power": np.array(powers, dtype=np.float64),
         }
     )
 

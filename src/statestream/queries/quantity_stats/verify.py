@@ -9,7 +9,7 @@ import math
 from collections import defaultdict
 
 from statestream.config import Settings
-from statestream.exactly_once.read import read_records
+from statestream.exactly_once.read import iter_records, read_records
 from statestream.queries.definition import QueryCheck
 from statestream.queries.quantity_stats.job import quantity_spec
 from statestream.queries.quantity_stats.reference import reference_quantity_stats
@@ -21,7 +21,7 @@ Figures = tuple[int, float, float, float, float]  # count, min, max, mean, last
 def verify(settings: Settings) -> QueryCheck:
     """Each window's latest result on its topic against the reference's latest emission."""
     series: defaultdict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
-    for _, _, value in read_records(settings, settings.topics.machine_data):
+    for (_, _, value), _ in iter_records(settings, settings.topics.machine_data):
         if (decoded := _record(value)) is not None:
             thing, quantity, t, v = decoded
             series[thing, quantity].append((t, v))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from statestream.config import Settings
-from statestream.exactly_once.read import read_records
+from statestream.exactly_once.read import iter_records, read_records
 from statestream.queries.definition import QueryCheck
 from statestream.queries.stats.job import stats_spec
 from statestream.stats import component_pattern
@@ -17,8 +17,8 @@ from statestream.stats.reference import latest_results, power_frame, reference_s
 def verify(settings: Settings) -> QueryCheck:
     """Levels and duty cycles per window on the statistics topic against the reference."""
     power = component_pattern(settings.stats.power_quantity)
-    pairs = [json.loads(v) for _, _, v in read_records(settings, settings.topics.machine_out)]
-    frame = power_frame([pair for pair in pairs if power.match(pair["quantity"])])
+    pairs = (json.loads(v) for (_, _, v), _ in iter_records(settings, settings.topics.machine_out))
+    frame = power_frame(pair for pair in pairs if power.match(pair["quantity"]))
     expected = reference_statistics(frame, stats_spec(settings))
     results = [v for _, _, v in read_records(settings, settings.topics.stats)]
     levels, duty = latest_results([json.loads(value) for value in results])
