@@ -4,13 +4,11 @@ batch per line, as the query does, on two vehicles that drive close together."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from statestream.exactly_once.read import Record
 from statestream.geo.bunching import BunchingSpec, LineBunching
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
-from statestream.queries.bunching.rows import alert_value
+from statestream.queries.bunching.rows import alert_value, process_frame
 from statestream.queries.bunching.verify import alerts_check, kafka_rows, reference_alerts
 from tests.chaos.feed import simulated_records
 
@@ -42,13 +40,7 @@ def _streamed(records: list[Record], batch: int, spec: BunchingSpec = SPEC) -> l
         decoded, _ = decode_vehicle_rows(kafka_rows(records[start : start + batch]), "none")
         for key, line in decoded.groupby("line", sort=True):
             state = lines.setdefault(str(key), LineBunching(spec))
-            step = state.process(
-                line["vehicle"].to_numpy(dtype=object),
-                line["t"].to_numpy(dtype=np.float64),
-                line["lat"].to_numpy(dtype=np.float64),
-                line["long"].to_numpy(dtype=np.float64),
-                line["mode"].to_numpy(dtype=object),
-            )
+            step = process_frame(state, line)
             route, direction = str(line["route"].iloc[0]), int(line["direction"].iloc[0])
             written += [alert_value(a, route, direction).encode() for a in step.alerts]
     return written

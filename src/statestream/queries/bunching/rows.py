@@ -46,17 +46,22 @@ def line_rows(
         return out.frame()
     stored = line_state.get()
     line = LineBunching(spec) if stored is None else LineBunching.from_bytes(spec, bytes(stored[0]))
-    step = line.process(
+    step = process_frame(line, frame)
+    line_state.update((line.to_bytes(),))
+    out.step(line_key, str(frame["route"].iloc[0]), int(frame["direction"].iloc[0]), step)
+    out.vehicles, out.episodes = len(line.newest), line.open_episodes
+    return out.frame()
+
+
+def process_frame(line: LineBunching, frame: pd.DataFrame) -> BunchingStep:
+    """`line.process` of a frame of decoded positions (vehicle, t, lat, long, mode)."""
+    return line.process(
         frame["vehicle"].to_numpy(dtype=object),
         frame["t"].to_numpy(dtype=np.float64),
         frame["lat"].to_numpy(dtype=np.float64),
         frame["long"].to_numpy(dtype=np.float64),
         frame["mode"].to_numpy(dtype=object),
     )
-    line_state.update((line.to_bytes(),))
-    out.step(line_key, str(frame["route"].iloc[0]), int(frame["direction"].iloc[0]), step)
-    out.vehicles, out.episodes = len(line.newest), line.open_episodes
-    return out.frame()
 
 
 def alert_value(alert: BunchingAlert, route: str, direction: int) -> str:

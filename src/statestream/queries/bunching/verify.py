@@ -26,7 +26,7 @@ from statestream.geo.bunching import BunchingSpec, LineBunching
 from statestream.ingest.envelope import Envelope
 from statestream.jobs.vehicle_decoding import decode_vehicle_rows
 from statestream.queries.bunching.job import bunching_spec
-from statestream.queries.bunching.rows import alert_value
+from statestream.queries.bunching.rows import alert_value, process_frame
 from statestream.queries.definition import QueryCheck
 
 AlertKey = tuple[str, int, str, str, str, int]  # route, direction, mode, pair, episode start
@@ -57,13 +57,7 @@ def reference_alerts(
     alerts: list[str] = []
     for _, line in decoded.groupby("line", sort=True):
         state = LineBunching(spec)
-        step = state.process(
-            line["vehicle"].to_numpy(dtype=object),
-            line["t"].to_numpy(dtype=np.float64),
-            line["lat"].to_numpy(dtype=np.float64),
-            line["long"].to_numpy(dtype=np.float64),
-            line["mode"].to_numpy(dtype=object),
-        )
+        step = process_frame(state, line)
         route, direction = str(line["route"].iloc[0]), int(line["direction"].iloc[0])
         alerts += [alert_value(alert, route, direction) for alert in step.alerts]
     return alerts
