@@ -129,11 +129,11 @@ def _read_to_end(
 
 def _is_record(topic: str, message: Message) -> bool:
     """True for a record, False for a partition's end; raises on any other error."""
-    from confluent_kafka import KafkaError
-
     error = message.error()
     if error is None:
         return True
+    from confluent_kafka import KafkaError  # only for the rare message that is not a record
+
     if error.code() == KafkaError._PARTITION_EOF:
         return False
     raise RuntimeError(f"reading {topic}: {error.str()}")
