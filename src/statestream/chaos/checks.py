@@ -99,6 +99,7 @@ class Published:
     started_at: float
     broker_kills: Sequence[BrokerKill] = ()
     vehicles: VehiclesPublished | None = None
+    row_keys: tuple[np.ndarray, np.ndarray] | None = None  # `keys.row_keys(rows)`, if made
 
 
 def check_run(
@@ -112,7 +113,7 @@ def check_run(
     Records, pairs and points are compared by their keys (`keys`), read as they stream by."""
     rows = published.rows
     say(f"checking: the records of {len(rows):,} published rows on machine.data")
-    keys, row_of = row_keys(rows, settings.mqtt.topic)
+    keys, row_of = published.row_keys or row_keys(rows, settings.mqtt.topic)
     expected = np.unique(keys)
     data = scan_data(settings)
     present, copies = np.unique(data.keys, return_counts=True)

@@ -34,6 +34,8 @@ import subprocess
 import time
 from collections.abc import Callable
 
+import numpy as np
+
 from statestream.chaos.arrivals import Awaited, wait_for_arrivals
 from statestream.chaos.checks import Published, check_run
 from statestream.chaos.keys import record_hash, row_keys
@@ -106,6 +108,7 @@ class ChaosRun:
         )[: options.kills]
         self.samples: list[Sample] = []
         self.outages: list[Outage] = []
+        self._row_keys: tuple[np.ndarray, np.ndarray] | None = None  # made once the load stops
         self.load = SimulatorLoad(self.settings, options.rate, options.things, options.seed)
         self.vehicle_load = (
             VehicleLoad(
@@ -237,14 +240,15 @@ class ChaosRun:
             None
             if vehicles is None
             else VehiclesPublished(vehicles.messages, vehicles.acknowledged_at),
+            self._row_keys,
         )
 
     def _wait_for_records(self) -> None:
         """Until every record of the published rows is on machine.data, and every published
         position on the positions topic (`arrivals`)."""
         topics = self.settings.topics
-        records, _ = row_keys(self.load.rows, self.settings.mqtt.topic)
-        awaited = [Awaited(topics.machine_data, set(records.tolist()), _record_key)]
+        self._row_keys = row_keys(self.load.rows, self.settings.mqtt.topic)  # the checks' too
+        awaited = [Awaited(topics.machine_data, set(self._row_keys[0].tolist()), _record_key)]
         if self.vehicle_load is not None:
             positions = message_positions(self.vehicle_load.messages)
             keys = position_keys(self.settings.ingest.envelope)
