@@ -13,6 +13,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
+from statestream.queries.geo.verify import final_figures
 from tests.support import granted, read_committed
 
 BASE_MS = 1_764_051_300_000  # a whole minute: 2025-11-25 06:15 UTC
@@ -156,16 +157,7 @@ def reference_cells(positions: pd.DataFrame, resolution: int, window_ms: int) ->
 
 def latest_finals(results: list[dict]) -> dict:
     """(cell, window_start) → the values of its latest final result."""
-    return {
-        (r["cell"], r["window_start"]): (
-            r["vehicles"],
-            r["positions"],
-            r["mean_speed"],
-            r["mean_delay"],
-        )
-        for r in results
-        if r["final"]
-    }
+    return final_figures(results)
 
 
 def assert_same_cells(actual: dict, expected: dict) -> None:

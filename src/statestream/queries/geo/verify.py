@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -76,8 +76,13 @@ def reference_finals(
 
 def latest_finals(results: Sequence[bytes]) -> dict[CellKey, CellFigures]:
     """Each cell window's latest final result on the topic (values in topic order)."""
-    finals = (record for record in map(json.loads, results) if record["final"])
-    return _figures(finals)
+    return final_figures(map(json.loads, results))
+
+
+def final_figures(records: Iterable[dict]) -> dict[CellKey, CellFigures]:
+    """(cell, window_start) → the figures of its latest final result, of results as dicts in
+    topic order."""
+    return _figures(record for record in records if record["final"])
 
 
 def late_positions(records: Sequence[Record], positions_topic: str) -> Counter[LateKey]:
