@@ -107,9 +107,11 @@ def check_run(
     published: Published,
     outages: Sequence[Outage] = (),
     say: Callable[[str], None] = lambda _: None,
+    influx_writes_ms: Sequence[int] = (),
 ) -> ChaosChecks:
     """Compare what the published rows should have become with what is there; with the run's
-    `outages`, how long each killed part took to recover. `say` hears each step as it starts.
+    `outages`, how long each killed part took to recover (InfluxDB's from `influx_writes_ms`,
+    when the sink's batches ended: `recovery.SinkBatches`). `say` hears each step as it starts.
     Records, pairs and points are compared by their keys (`keys`), read as they stream by."""
     rows = published.rows
     say(f"checking: the records of {len(rows):,} published rows on machine.data")
@@ -157,7 +159,11 @@ def check_run(
         latency_p99_s=latency[1],
         recovery_s=recovery_times(
             outages,
-            {"machine_data": data.written_ms.tolist(), "machine_out": out.written_ms.tolist()},
+            {
+                "machine_data": data.written_ms.tolist(),
+                "machine_out": out.written_ms.tolist(),
+                "influx_writes": list(influx_writes_ms),
+            },
         ),
         vehicles=vehicles,
     )

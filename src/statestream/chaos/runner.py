@@ -46,7 +46,7 @@ from statestream.chaos.load import (
     close_the_windows,
 )
 from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
-from statestream.chaos.recovery import Outage
+from statestream.chaos.recovery import Outage, SinkBatches
 from statestream.chaos.report import ChaosOptions, ChaosReport
 from statestream.chaos.schedule import SPARK_WORKER, Kill, kill_schedule
 from statestream.chaos.soak import (
@@ -108,6 +108,7 @@ class ChaosRun:
         )[: options.kills]
         self.samples: list[Sample] = []
         self.outages: list[Outage] = []
+        self.sink_batches = SinkBatches(settings.paths.data_dir / "status")
         self._row_keys: tuple[np.ndarray, np.ndarray] | None = None  # made once the load stops
         self.load = SimulatorLoad(self.settings, options.rate, options.things, options.seed)
         self.vehicle_load = (
@@ -174,6 +175,7 @@ class ChaosRun:
                 self._restart(name)
             for part in self.parts.values():
                 part.restart_if_ended()
+            self.sink_batches.look(_pid(self.pipeline))
             progress(self._progress(now))
             time.sleep(0.5)
         for _, name in restarts:
@@ -297,7 +299,9 @@ def _run(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> 
         if options.kills == 0:  # a soak: memory, state, checkpoints and lag must settle
             report.problems += not_flat(run.samples, options.rate)
         report.problems += _load_problems(run)
-        report.checks = check_run(workspace.settings, run.published(), run.outages, say)
+        report.checks = check_run(
+            workspace.settings, run.published(), run.outages, say, run.sink_batches.ended_ms
+        )
     except (ServiceError, TimeoutError) as exc:
         report.problems.append(str(exc))
     finally:
