@@ -5,9 +5,11 @@ tests. The map test writes cell results and a bunching alert in the contract's s
 transactions (one aborted, which must never show: the feed reads read_committed); the fleet test
 writes the power, duty cycle and alerts of 1,000 machines and a day of one machine's power in
 InfluxDB. The machines page test counts every machine its dashboard knows, so it has a dashboard
-of its own (topics and database too): the fleet's machines do not reach it. Screenshots go to
-test-artifacts/vehicles.png, test-artifacts/fleet.png and (the machine the fleet clicks through
-to) test-artifacts/machine.png.
+of its own (topics and database too): the fleet's machines do not reach it. The base layer test
+checks that the map draws the simulator's network under the cells with no request beyond the
+dashboard (no `dashboard.tile_url`). Screenshots go to test-artifacts/vehicles.png,
+test-artifacts/vehicles-base.png, test-artifacts/fleet.png and (the machine the fleet clicks
+through to) test-artifacts/machine.png.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 
 import h3
 import pytest
+import requests
 from confluent_kafka import Producer
 
 from statestream.config import Settings
@@ -37,6 +41,22 @@ MINUTE = 60_000
 DAY_MS = 86_400_000
 HELSINKI = [(60.1699, 24.9384), (60.1719, 24.9414), (60.1868, 24.9609)]
 MACHINES = 1000
+OPEN_SEA = [60.140, 24.945]  # south of Eira: no route, stop or place of the network within 1 km
+BASE_PIXEL_ALPHA = """([lat, long]) => {
+  const map = statestreamVehicles.state.map;
+  const canvas = document.querySelector("#map .leaflet-base-pane canvas");
+  if (!canvas) return -1;
+  const at = map.latLngToContainerPoint([lat, long]);
+  const mapBox = map.getContainer().getBoundingClientRect();
+  const box = canvas.getBoundingClientRect();
+  const scale = canvas.width / box.width;
+  const x = Math.round((mapBox.left + at.x - box.left) * scale);
+  const y = Math.round((mapBox.top + at.y - box.top) * scale);
+  if (x < 1 || y < 1 || x >= canvas.width - 1 || y >= canvas.height - 1) return -1;
+  const rgba = canvas.getContext("2d").getImageData(x - 1, y - 1, 3, 3).data;
+  return Math.max(...rgba.filter((_, i) => i % 4 === 3));
+}"""
+"""The most opaque pixel of the base layer's canvas around a place (-1: not on the canvas)."""
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +141,41 @@ def test_cells_and_a_bunching_alert_appear_on_the_map(dashboard: Dashboard, brow
         assert "mean delay" in page.locator("#legend").inner_text()
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "vehicles.png"))
+    finally:
+        page.close()
+
+
+def test_the_base_layer_is_drawn_under_the_cells_offline(dashboard: Dashboard, browser) -> None:
+    network = requests.get(
+        f"{dashboard.url}api/vehicles/base", params={"token": dashboard.token}, timeout=10
+    ).json()
+    served = Counter(f["properties"]["kind"] for f in network["features"])
+    assert served["route"] == 36 and served["place"] == 29 and served["stop"] > 1000
+    page = _vehicles_page(browser, dashboard)
+    try:
+        page.wait_for_function("statestreamVehicles.baseFeatures()?.labels > 0", timeout=20_000)
+        drawn = page.evaluate("statestreamVehicles.baseFeatures()")
+        assert (drawn["routes"], drawn["stops"], drawn["places"], drawn["tiles"]) == (
+            served["route"], served["stop"], served["place"], False
+        )  # fmt: skip
+        assert page.locator("#map .place-label").count() == served["place"]
+        assert page.locator("#map .leaflet-tile").count() == 0
+        elsewhere = page.evaluate(
+            "performance.getEntriesByType('resource').map((e) => e.name)"
+            ".filter((url) => !url.startsWith(location.origin + '/'))"
+        )
+        assert elsewhere == []  # offline by default: no request beyond the dashboard
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "vehicles-base.png"))
+        first_route = next(f for f in network["features"] if f["properties"]["kind"] == "route")
+        long, lat = first_route["geometry"]["coordinates"][1]  # on a street, between two places
+        page.evaluate(
+            "([lat, long]) => void statestreamVehicles.state.map.setView([lat, long], 13,"
+            " {animate: false})",
+            [lat, long],
+        )
+        page.wait_for_function(f"(at) => ({BASE_PIXEL_ALPHA})(at) > 0", arg=[lat, long])
+        assert page.evaluate(BASE_PIXEL_ALPHA, OPEN_SEA) == 0  # on the canvas, nothing drawn
     finally:
         page.close()
 

@@ -31,7 +31,8 @@ def dashboard(
     Live data comes from the Kafka topics (machine.data, machine.out, analytics.machine.stats,
     analytics.machine.alerts, analytics.vehicle.cells and analytics.vehicle.alerts,
     read_committed) over a websocket; a page that opens first loads the recent history from
-    InfluxDB. The map draws on a blank background unless dashboard.tile_url is set. Read-only.
+    InfluxDB. The map draws its cells over the simulator's routes, stops and places, with no
+    request to another server; map tiles only when dashboard.tile_url is set. Read-only.
     With a token set (dashboard.token), every request must carry it: open
     http://HOST:PORT/?token=TOKEN. Runs until Ctrl-C.
     """

@@ -388,7 +388,32 @@ class DashboardSettings(_Section):
         description="base map tiles of /vehicles, e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png;"
         " empty: no tiles (works offline)",
     )
-    tile_attribution: str = Field("", description="credit line shown with the tiles")
+    tile_attribution: str = Field(
+        "",
+        validate_default=True,  # unset is an error too when tile_url is set
+        description="credit line shown on the map with the tiles; required with tile_url",
+    )
+
+    @field_validator("tile_url")
+    @classmethod
+    def _tile_template(cls, value: str) -> str:
+        missing = [part for part in ("{z}", "{x}", "{y}") if part not in value]
+        if value and (missing or not value.startswith(("http://", "https://", "/"))):
+            raise ValueError(
+                "expected an http(s) URL or a /path with {z}, {x} and {y}, e.g. "
+                f"https://tile.openstreetmap.org/{{z}}/{{x}}/{{y}}.png; got {value!r}"
+            )
+        return value
+
+    @field_validator("tile_attribution")
+    @classmethod
+    def _credit_with_tiles(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("tile_url") and not value.strip():
+            raise ValueError(
+                "map tiles need their credit line, e.g. '© OpenStreetMap contributors' "
+                "for OpenStreetMap's tiles"
+            )
+        return value
 
     @property
     def is_local(self) -> bool:

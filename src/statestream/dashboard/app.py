@@ -6,6 +6,8 @@
     GET /api/history   layout, recent history from InfluxDB, the results on display, the health
     GET /api/fleet     every machine's row of the fleet overview
     GET /api/vehicles  the map's layout, the cells and alerts on display
+    GET /api/vehicles/base
+                       the map's base layer: the simulator's routes, stops, places (GeoJSON)
     GET /api/health    the latest pipeline health
     WS  /ws            live updates: chart points, window results, expiries, alerts, health
                        (/ws?thing=NAME: of one machine only);
@@ -37,6 +39,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from statestream.config import Settings
 from statestream.dashboard.auth import TokenGate
+from statestream.dashboard.base_layer import network_layer_json
 from statestream.dashboard.fleet import FleetBoard
 from statestream.dashboard.history import day_start_ms, load_history
 from statestream.dashboard.hub import ClientHub
@@ -248,6 +251,10 @@ async def vehicles(request: Request) -> Response:
     return JSONResponse(request.app.state.dashboard.vehicles.snapshot())
 
 
+async def vehicles_base(request: Request) -> Response:
+    return Response(network_layer_json(), media_type="application/geo+json")
+
+
 async def live(websocket: WebSocket) -> None:
     """Send the page every live message until it goes away."""
     state: DashboardState = websocket.app.state.dashboard
@@ -306,6 +313,7 @@ def create_app(settings: Settings, *, start_feed: bool = True) -> Starlette:
             Route("/api/history", history),
             Route("/api/fleet", fleet),
             Route("/api/vehicles", vehicles),
+            Route("/api/vehicles/base", vehicles_base),
             Route("/api/health", health),
             WebSocketRoute("/ws", live),
             Mount("/static", StaticFiles(directory=STATIC_DIR), name="static"),

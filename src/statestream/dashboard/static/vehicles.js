@@ -1,7 +1,7 @@
 // The /vehicles map: the cells of the latest windows as hexagons, bunching alerts listed and drawn.
 // What is on display comes from /api/vehicles, then live from /ws?view=vehicles; the server applies
 // the display policy (same-or-newer window replaces, expiry by event time) and computes each cell's
-// corners with h3, so this page only draws.
+// corners with h3, so this page only draws. Under the cells: the base layer (base_layer.js).
 "use strict";
 
 (() => {
@@ -51,6 +51,7 @@
     colourBy: "vehicles",
     fitted: false,
     eventTime: null,
+    base: null, // what the base layer drew: { routes, stops, places, labels, tiles }
   };
 
   const clock = (ms) => new Date(ms).toLocaleTimeString([], { hour12: false });
@@ -59,10 +60,14 @@
   function createMap(layout) {
     const map = L.map("map", { zoomControl: true, attributionControl: Boolean(layout.tile_url) });
     map.setView(HELSINKI, 12);
-    if (layout.tile_url) {
-      L.tileLayer(layout.tile_url, { maxZoom: 19, attribution: layout.tile_attribution }).addTo(map);
-    }
     L.control.scale({ imperial: false }).addTo(map);
+    window.statestreamBaseLayer.draw(map, layout).then(
+      ({ drawn, bounds }) => {
+        state.base = drawn;
+        if (!state.fitted) map.fitBounds(bounds, { padding: [20, 20] }); // until cells come
+      },
+      (error) => { document.getElementById("status").textContent = `no base layer: ${error.message}`; },
+    );
     return map;
   }
 
@@ -234,6 +239,7 @@
   window.statestreamVehicles = {
     state,
     cellCount: () => state.cells.size,
+    baseFeatures: () => state.base,
     drawnAlerts: () => state.drawn.size,
     listedAlerts: () => document.querySelectorAll("#bunching li.bunching-alert").length,
   };
