@@ -5,7 +5,8 @@
 1. Throughput: the sample scaled to ≥ 2 M records over many machines is preloaded into a fresh
    topic; a new join query (the same code as `statestream run join`) processes it all with
    `availableNow`; records/s and pairs/s over the query's wall time (its planning and first
-   batch included), and its output is checked against the spec's pairs.
+   batch included), and its output is checked against the spec's pairs. Then the limit beside
+   it: the same topic passed through the same sink unchanged (`pipeline_passthrough`).
 2. Latency: a second query runs continuously while records are produced at a fixed rate; a
    `read_committed` consumer timestamps each pair as it becomes visible. A pair's latency is that
    time minus the send time of the later of its two records.
@@ -49,8 +50,9 @@ from benchmarks.pipeline_input import (
     scaled_sample,
     slice_size,
 )
+from benchmarks.pipeline_passthrough import PASSTHROUGH_PARTS, passthrough
 from benchmarks.spark_figures import per_core, spark_figures
-from benchmarks.spark_queries import ResultSizes, wait_for_first_batch
+from benchmarks.spark_queries import ResultSizes, rate_after_first_batch, wait_for_first_batch
 from benchmarks.windowed_join_baseline import run_baseline
 from statestream.config import Settings
 from statestream.join import JoinSpec
@@ -76,6 +78,7 @@ class PipelineBenchOptions:
     baseline_records: int = 200_000
     baseline_range_s: float = 1.0
     baseline_watermark_s: float = 10.0
+    passthrough: bool = True  # the limit: the same input through the same sink, unchanged
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,8 @@ def run(spark: SparkSession, settings: Settings, options: PipelineBenchOptions, 
                 figures |= _warm_up(bench, records.head(options.warmup_records))
             figures |= _throughput(bench, records, expected)
             figures["records_per_s_per_core"] = per_core(figures)
+            if options.passthrough:  # right after the join's part: see pipeline_passthrough
+                figures |= passthrough(bench, len(records), figures["records_per_s"])
             if options.warmup_streaming_seconds:
                 figures |= _cold_latency(bench, options.warmup_streaming_seconds)
             figures |= _latency(bench)
@@ -170,11 +175,14 @@ def _unload_state_stores(spark: SparkSession) -> None:
     spark._jvm.io.statestream.kafka.ExactlyOnceKafkaSink.closeProducers()  # and their threads
 
 
+_PARTS = ("warmup", "throughput", "cold", "latency", "burst", "baseline", *PASSTHROUGH_PARTS)
+
+
 @contextmanager
 def _topics(settings: Settings, run_id: str) -> Iterator[dict[str, str]]:
     names = {
         f"{part}_{kind}": f"bench.{run_id}.{part}.{kind}"
-        for part in ("warmup", "throughput", "cold", "latency", "burst", "baseline")
+        for part in _PARTS
         for kind in ("in", "out", "late", "dlq")
     }
     admin = AdminClient(settings.kafka.client_config())
@@ -249,7 +257,7 @@ def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame
         "seconds": round(seconds, 2),
         "batches": len(progress),
         "records_per_s": round(len(records) / seconds),
-        "sustained_records_per_s": _after_first_batch(progress),
+        "sustained_records_per_s": rate_after_first_batch(progress),
         "pairs_per_s": round(len(got) / seconds),
         "batch_seconds": [round(p["durationMs"]["triggerExecution"] / 1000, 2) for p in progress],
         "batch_records": [p["numInputRows"] for p in progress],
@@ -259,13 +267,6 @@ def _throughput(bench: _BenchRun, records: ScaledRecords, expected: pd.DataFrame
             int((op.get("customMetrics") or {}).get("rocksdbSstFileSize", 0)) for op in state
         ],
     }
-
-
-def _after_first_batch(progress: list[dict]) -> int | None:
-    """Records/s of the batches after the first (which carries the query's start-up)."""
-    later = progress[1:]
-    seconds = sum(p["durationMs"]["triggerExecution"] for p in later) / 1000
-    return round(sum(p["numInputRows"] for p in later) / seconds) if seconds else None
 
 
 def _cold_latency(bench: _BenchRun, seconds: float) -> dict:

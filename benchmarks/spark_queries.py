@@ -32,6 +32,22 @@ def wait_for_first_batch(query: StreamingQuery, timeout_s: float = 120.0) -> Non
         time.sleep(0.1)
 
 
+def rate_after_first_batch(progress: list[dict]) -> int | None:
+    """Records/s of the batches after the first (which carries the query's start-up), from a
+    query's progress reports; None for a run of one batch.
+
+    >>> rate_after_first_batch([
+    ...     {"numInputRows": 9, "durationMs": {"triggerExecution": 5000}},
+    ...     {"numInputRows": 500, "durationMs": {"triggerExecution": 250}},
+    ...     {"numInputRows": 300, "durationMs": {"triggerExecution": 150}},
+    ... ])
+    2000
+    """
+    later = progress[1:]
+    seconds = sum(p["durationMs"]["triggerExecution"] for p in later) / 1000
+    return round(sum(p["numInputRows"] for p in later) / seconds) if seconds else None
+
+
 def input_rows(query: StreamingQuery) -> int:
     """Records the query has read so far (over its recent progress reports)."""
     return sum(p["numInputRows"] for p in query.recentProgress)

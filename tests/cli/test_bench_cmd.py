@@ -11,7 +11,7 @@ import sys
 import pytest
 from rich.console import Console
 
-from statestream.cli.bench_cmd import _pipeline_table
+from statestream.cli._pipeline_table import pipeline_table
 
 
 def _figures() -> dict:
@@ -57,7 +57,7 @@ def _figures() -> dict:
 
 def _text(figures: dict) -> str:
     console = Console(width=200, record=True)
-    console.print(_pipeline_table(figures))
+    console.print(pipeline_table(figures))
     return console.export_text()
 
 
@@ -120,6 +120,28 @@ def test_where_it_ran_and_records_per_core() -> None:
     assert "21,500 (2 cores)" in text
     local = _text(_figures() | {"spark_master": "local[*,4]", "spark_workers": 0})
     assert "local[*,4]" in local and "workers" not in local
+
+
+def test_the_pass_through_and_the_joins_share_of_it_are_printed_when_it_ran() -> None:
+    passthrough = {
+        "passthrough_records_per_s": 512_345,
+        "passthrough_sustained_records_per_s": 640_000,
+        "passthrough_batches": 5,
+        "passthrough_seconds": 3.91,
+        "passthrough_records_out": 2_002_325,
+        "passthrough_unchanged": True,
+        "join_to_passthrough": 0.421,
+    }
+    text = _text(_figures() | passthrough)
+    assert "pass-through (same input, same sink): records/s" in text and "512,345" in text
+    assert "640,000" in text and "5, 3.91 s" in text
+    assert "2,002,325, each input record once, unchanged" in text
+    assert "join / pass-through (records/s)" in text and "0.421" in text
+    assert "pass-through" not in _text(_figures())  # --no-passthrough
+    changed = _text(_figures() | passthrough | {"passthrough_unchanged": False})
+    assert "NOT the input's records" in changed
+    one_batch = _text(_figures() | passthrough | {"passthrough_sustained_records_per_s": None})
+    assert one_batch.count("— (one batch only)") == 2  # the join's and the pass-through's
 
 
 @pytest.mark.parametrize(("patches", "kept"), [("true", True), ("false", False)])

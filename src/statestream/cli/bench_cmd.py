@@ -20,6 +20,7 @@ from statestream.cli._bench import (
     run_on_spark,
 )
 from statestream.cli._common import settings_from
+from statestream.cli._pipeline_table import pipeline_table
 from statestream.spark.patches import freed_memory
 
 bench_app = typer.Typer(
@@ -135,7 +136,10 @@ def bench_pipeline(
     warmup_records: Annotated[
         int,
         typer.Option(
-            "--warmup-records", min=0, help="Records of a warm-up join run before measuring."
+            "--warmup-records",
+            min=0,
+            help="Records of a warm-up run of the join (and of the pass-through) before "
+            "measuring each.",
         ),
     ] = 100_000,
     warmup_streaming_seconds: Annotated[
@@ -176,6 +180,14 @@ def bench_pipeline(
     baseline_range: Annotated[
         float, typer.Option("--baseline-range", min=0, help="± seconds of the windowed join.")
     ] = 1.0,
+    passthrough: Annotated[
+        bool,
+        typer.Option(
+            "--passthrough/--no-passthrough",
+            help="Also pass the throughput input unchanged through the same sink (the limit "
+            "beside the join: passthrough_records_per_s, join_to_passthrough).",
+        ),
+    ] = True,
     as_json: AsJson = False,
 ) -> None:
     """The streaming join end to end on the local Kafka and Spark: throughput, latency, baseline.
@@ -183,7 +195,10 @@ def bench_pipeline(
     1. The real sample scaled to --records records over many machines is preloaded into a fresh
        topic and joined (availableNow) by a new query, after a warm-up query over the first
        --warmup-records of them (as a running job is warm): records/s and pairs/s, and the
-       pairs checked against the spec (missed, extra, duplicated).
+       pairs checked against the spec (missed, extra, duplicated). Then the limit beside it:
+       a stateless query passes the same topic unchanged through the same exactly-once sink,
+       after a warm-up of its own, timed the same way: passthrough_records_per_s, and
+       join_to_passthrough, the join's records/s as a fraction of it (--no-passthrough skips it).
     2. After a first latency run of --warmup-streaming-seconds on topics of its own (a running
        job's small batches take code paths the availableNow queries leave cold; its p50 / p99
        are reported as cold_latency_*), records are produced at --rate records/s while the
@@ -221,6 +236,7 @@ def bench_pipeline(
         baseline=baseline,
         baseline_records=baseline_records,
         baseline_range_s=baseline_range,
+        passthrough=passthrough,
     )
     settings = settings_from(ctx)
     say = narrator(as_json)
@@ -230,152 +246,7 @@ def bench_pipeline(
         as_json,
         lambda spark: module.run(spark, settings, options, say),
     )
-    print_figures(figures, as_json, lambda: _pipeline_table(figures))
-
-
-def _pipeline_table(f: dict) -> Table:
-    table = Table(title="statestream bench pipeline", show_header=False)
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    rows = [
-        ("input", f"{f['records']:,} records, {f['things']} machines"),
-        (
-            "warm-up (a join query of its own)",
-            f"{f.get('warmup_records', 0):,} records, {f.get('warmup_seconds', 0)} s",
-        ),
-        ("spark", _where(f)),
-        ("join: records/s", f"{f['records_per_s']:,}"),
-        ("join: records/s per task core", _per_core(f)),
-        ("join: records/s after the first batch", _after_first(f["sustained_records_per_s"])),
-        ("join: pairs/s", f"{f['pairs_per_s']:,}"),
-        ("join: pairs (expected)", f"{f['pairs']:,} ({f['expected_pairs']:,})"),
-        (
-            "join: missed / extra / twice",
-            f"{f['pairs_missed']} / {f['pairs_extra']} / {f['pairs_duplicated']}",
-        ),
-        ("join: batches, seconds", f"{f['batches']}, {f['seconds']} s"),
-        (
-            "bytes returned to the driver per batch",
-            f"{f['driver_result_bytes_per_batch']:,} at most (Spark's resultSize)",
-        ),
-        ("state rows per batch", " ".join(f"{n:,}" for n in f["state_rows"])),
-        (
-            f"latency p50 / p99 at {f['latency_rate']:,.0f}/s",
-            f"{f['latency_p50_s']} s / {f['latency_p99_s']} s",
-        ),
-        *_cold_latency_rows(f),
-        *_data_wait_rows(f),
-        *_batch_time_rows(f.get("latency_batch") or {}),
-        *_checkpoint_rows(f.get("latency_checkpoint_bytes") or []),
-        *_burst_rows(f),
-    ]
-    if "baseline_records_per_s" in f:
-        rows += [
-            ("windowed join: records", f"{f['baseline_records']:,}"),
-            ("windowed join: records/s", f"{f['baseline_records_per_s']:,}"),
-            ("windowed join: pairs", f"{f['baseline_pairs']:,}"),
-            (
-                "windowed join: missed / extra",
-                f"{f['baseline_pairs_missed']:,} / {f['baseline_pairs_extra']:,}",
-            ),
-            ("ratio of records/s", f"{f['records_per_s'] / f['baseline_records_per_s']:.1f}×"),
-        ]
-    for row in rows:
-        table.add_row(*row)
-    return table
-
-
-def _where(f: dict) -> str:
-    """The master, and the local cluster's workers when the bench ran on it."""
-    master = f.get("spark_master", "?")
-    if f.get("spark_workers"):
-        return f"{master}: {f['spark_workers']} workers × {f['spark_worker_cores']} cores"
-    return master
-
-
-def _per_core(f: dict) -> str:
-    per_core = f.get("records_per_s_per_core")
-    return f"{per_core:,} ({f['task_cores']} cores)" if per_core else "—"
-
-
-def _after_first(records_per_s: int | None) -> str:
-    """Records/s after the first batch; a run of one batch (a small --records) has none."""
-    return f"{records_per_s:,}" if records_per_s is not None else "— (one batch only)"
-
-
-def _data_wait_rows(f: dict) -> list[tuple[str, str]]:
-    """Latency from the later of a pair's records, and how many pairs waited for a later one."""
-    if f.get("latency_after_later_record_p50_s") is None:
-        return []
-    after = f"{f['latency_after_later_record_p50_s']} s / {f['latency_after_later_record_p99_s']} s"
-    waiting = f"{f['latency_pairs_waiting_for_data']:,} of {f['latency_pairs']:,}"
-    burst = (
-        f"{f['latency_largest_burst']:,} pairs, all visible within {f['latency_burst_seconds']} s"
-    )
-    return [
-        ("  from the later of its records", after),
-        ("  pairs certain only with a later record", waiting),
-        (f"  most pairs certain within {f['latency_trigger_interval_s']} s", burst),
-    ]
-
-
-def _burst_rows(f: dict) -> list[tuple[str, str]]:
-    """The burst part: how long until a release of many pairs at once was all visible."""
-    if "burst_pairs_expected" not in f:
-        return []
-    seen = f"{f['burst_pairs']:,} of {f['burst_pairs_expected']:,} pairs"
-    parts = f"{f['burst_wait_ms']} / {f['burst_batch_ms']} / {f['burst_visible_after_ms']} ms"
-    batches = f.get("burst_batches", 1)
-    read_in = "its batch / batch" if batches == 1 else f"its {batches} batches / batches"
-    return [
-        (f"burst: {f['burst_records']:,} records release", seen),
-        ("burst: all visible within", f"{f['burst_seconds']} s"),
-        (f"burst: wait for {read_in} / read", parts),
-    ]
-
-
-def _cold_latency_rows(f: dict) -> list[tuple[str, str]]:
-    """The first latency run's p50 / p99, if there was one."""
-    if f.get("cold_latency_p50_s") is None:
-        return []
-    return [
-        (
-            f"  first {f['cold_latency_seconds']:g} s run (cold), p50 / p99",
-            f"{f['cold_latency_p50_s']} s / {f['cold_latency_p99_s']} s",
-        )
-    ]
-
-
-def _batch_time_rows(batch: dict) -> list[tuple[str, str]]:
-    """Where a batch of the latency run spends its time (medians), if Spark reported it."""
-    if not batch:
-        return []
-    parts = (
-        f"planning {batch['planning_ms']:.0f}, offset log {batch['offset_log_ms']:.0f}, "
-        f"job with the tasks' Kafka transactions {batch['execution_ms']:.0f}, "
-        f"commit log {batch['commit_log_ms']:.0f}"
-    )
-    rows = [
-        ("latency: batch (median)", f"{batch['records']:,.0f} records, {batch['batch_ms']:.0f} ms"),
-        ("latency: of which, ms", parts),
-        (
-            "latency: batch p99 / slowest",
-            f"{batch['batch_p99_ms']:.0f} / {batch['batch_max_ms']:.0f} ms",
-        ),
-    ]
-    if "state_commit_ms" in batch:
-        state = f"load {batch['state_load_ms']:.0f}, commit {batch['state_commit_ms']:.0f}"
-        rows.append(("latency: state store per task, ms", state))
-    return rows
-
-
-def _checkpoint_rows(sizes: list[int]) -> list[tuple[str, str]]:
-    """The latency query's checkpoint on disk: the median size in each third of its run."""
-    if not sizes:
-        return []
-    return [
-        ("latency: checkpoint MB, thirds (median)", " / ".join(f"{b / 1e6:.1f}" for b in sizes))
-    ]
+    print_figures(figures, as_json, lambda: pipeline_table(figures))
 
 
 def _millions(per_second: float) -> str:
