@@ -1,30 +1,31 @@
-"""Pipeline health: a query's planned offsets from its checkpoint, rates of topics."""
+"""Pipeline health: the queries' rows with their lag, rates of topics, dead-letter reasons."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-from statestream.dashboard.health import TopicFigures, checkpoint_offsets, reason_of
-
-METADATA = '{"batchWatermarkMs":0,"batchTimestampMs":1795249656549,"conf":{"a":"b"}}'
-
-
-def write_batch(checkpoint: Path, batch: int, sources: list[str]) -> None:
-    offsets = checkpoint / "offsets"
-    offsets.mkdir(parents=True, exist_ok=True)
-    (offsets / str(batch)).write_text("\n".join(["v1", METADATA, *sources]))
+from statestream.dashboard.health import TopicFigures, query_health, reason_of
+from statestream.jobs.lag import QueryLag
+from statestream.jobs.status import QueryStatus
 
 
-def test_the_newest_batch_of_the_checkpoint_is_read(tmp_path: Path) -> None:
-    write_batch(tmp_path, 9, ['{"machine.data":{"0":1,"1":2}}'])
-    write_batch(tmp_path, 10, ['{"machine.data":{"0":22926,"1":14064}}', '{"logOffset":3}'])
-    (tmp_path / "offsets" / ".10.crc").write_text("x")
-    assert checkpoint_offsets(tmp_path) == {"machine.data": {0: 22926, 1: 14064}}
-
-
-def test_a_checkpoint_without_offsets_gives_nothing(tmp_path: Path) -> None:
-    assert checkpoint_offsets(tmp_path) == {}
-    assert checkpoint_offsets(tmp_path / "missing") == {}
+def test_a_querys_row_has_its_lag_per_partition_and_summed() -> None:
+    running = QueryStatus(name="join", run_id="r1", pid=os.getpid(), process_start="x")
+    running.updated = 1000.0
+    waiting = QueryStatus(name="stats", run_id="r2", pid=os.getpid(), process_start="x")
+    waiting.updated = 1000.0
+    rows = query_health(
+        [running, waiting], [QueryLag({"machine.data": {0: 3, 1: 4}}), None], now=1002.5
+    )
+    assert rows[0] == {
+        "query": "join",
+        "state": "running",
+        "rows_per_s": None,
+        "batch": None,
+        "updated_s": 2.5,
+        "lag": {"total": 7, "topics": {"machine.data": {"0": 3, "1": 4}}},
+    }
+    assert rows[1]["lag"] is None  # unknown: no committed batch, or no end offsets
 
 
 def test_rates_are_over_the_last_five_seconds() -> None:

@@ -18,7 +18,6 @@ from statestream.dashboard import (
     messages,
     policy,
 )
-from statestream.dashboard.health import lag
 from statestream.dashboard.messages import charts_of, series_messages
 
 
@@ -152,10 +151,6 @@ def test_series_are_grouped_sorted_and_thinned_keeping_the_newest() -> None:
         "t": [5],
         "v": [1.0],
     }
-
-
-def test_lag_counts_only_partitions_with_a_position() -> None:
-    assert lag({0: 100, 1: 50, 2: 7}, {0: 90, 1: 50}) == 10
 
 
 @pytest.mark.parametrize("module", [messages, policy, hub, health])

@@ -3,21 +3,25 @@
 One `statestream dashboard` process serves every test of this module; it reads topics and an
 InfluxDB database of its own. The history test writes points with the line protocol before the
 page opens; the live test produces records to the topics while the page is open. A screenshot of
-the page goes to test-artifacts/dashboard.png.
+the page goes to test-artifacts/dashboard.png, one of its health panel (a query's Kafka lag, the
+latency histogram) to test-artifacts/dashboard-health.png.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
+from dataclasses import asdict
 
 import pytest
 import requests
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from statestream.config import Settings
 from statestream.dashboard.messages import LEVELS
+from statestream.jobs.status import QueryStatus, _process_start, status_folder
 from tests.integration.dashboard_support import (
     ARTIFACTS,
     Dashboard,
@@ -284,3 +288,74 @@ def test_charts_receive_new_points_while_records_flow(dashboard: Dashboard, brow
         page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
     finally:
         page.close()
+
+
+def _report_query(settings: Settings, name: str, committed: dict[str, dict[int, int]]) -> None:
+    """A running query `name` of this process that has committed `committed`, as its status and
+    progress files say it (the files' format is pinned by tests/jobs/test_status_golden.py)."""
+    status = QueryStatus(name, "run-1", os.getpid(), _process_start(os.getpid()))
+    folder = status_folder(settings)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.run-1.json").write_text(json.dumps(asdict(status)))
+    offsets = {t: {str(p): o for p, o in ps.items()} for t, ps in committed.items()}
+    progress = {"batchId": 0, "numInputRows": 0, "sources": [{"endOffset": offsets}]}
+    report = {"progress": progress, "input_rows": 0, "metric_sums": {}}
+    (folder / f"{name}.run-1.progress").write_text(json.dumps(report))
+
+
+def _topic_ends(settings: Settings, topic: str) -> dict[int, int]:
+    consumer = Consumer({**settings.kafka.client_config(), "group.id": "ends"})
+    try:
+        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
+        return {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+            for p in partitions
+        }
+    finally:
+        consumer.close()
+
+
+LAG_CELL = """([query, text]) => [...document.querySelectorAll("#queries tbody tr")].some(
+    (row) => row.cells[0].textContent === query && row.cells[3].textContent === text)"""
+
+
+def test_health_shows_the_queries_lag_and_the_latency_histogram(
+    dashboard: Dashboard, browser, unique_name: str
+) -> None:
+    settings = dashboard.settings
+    out = settings.topics.machine_out
+    producer = Producer(settings.kafka.client_config())
+    later = time.time() * 1000 - 3000  # pairs read 3 s (and a moment) after their later record
+    for n in range(5):
+        pair = {
+            "thing": LIVE_THING,
+            "quantity": "vaPower_C11",
+            "phenomenonTime": later - 500,
+            "result": 10.0 + n,
+            "left": {"quantity": "actSpeed_C11", "phenomenonTime": later - 1000, "result": 1.0},
+            "right": {"quantity": "vaTorque_C11", "phenomenonTime": later, "result": 2.0},
+        }
+        producer.produce(out, key=f"{LIVE_THING}.vaPower_C11", value=json.dumps(pair))
+    assert producer.flush(10) == 0
+    ends = _topic_ends(settings, out)
+    backlog = sum(ends.values())
+    assert backlog >= 5
+    page = _open(browser, dashboard)
+    try:
+        _report_query(settings, unique_name, {out: {p: 0 for p in ends}})  # nothing committed
+        page.wait_for_function(LAG_CELL, arg=[unique_name, f"{backlog:,}"], timeout=20_000)
+        page.wait_for_function(  # the five pairs, 3 s late, in the bucket of 2–5 s
+            """() => { const chart = window.statestreamDashboard.state.latencyChart;
+                       const i = chart ? chart.data.labels.indexOf("2–5 s") : -1;
+                       return i >= 0 && chart.data.datasets[0].data[i] >= 5; }""",
+            timeout=20_000,
+        )
+        assert "median" in page.locator("#latency-note").inner_text()
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.locator("#health").screenshot(path=str(ARTIFACTS / "dashboard-health.png"))
+        _report_query(settings, unique_name, {out: ends})  # all of it committed
+        page.wait_for_function(LAG_CELL, arg=[unique_name, "0"], timeout=20_000)
+    finally:
+        page.close()
+        for path in status_folder(settings).glob(f"{unique_name}.*"):
+            path.unlink()

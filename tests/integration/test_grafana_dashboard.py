@@ -2,7 +2,8 @@
 
 No Grafana here: the test reads the provisioning files, substitutes Grafana's macros and variables
 the way Grafana's InfluxDB data source does, and runs each panel's and variable's InfluxQL query
-on the real InfluxDB holding points of every measurement the sink writes.
+on the real InfluxDB holding points of every measurement the sink writes (and of the queries'
+lag, which the dashboard writes).
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import requests
 import yaml
 
 from statestream.config import Settings
+from statestream.dashboard.lag_series import lag_points
+from statestream.jobs.lag import QueryLag
 from statestream.sinks import InfluxWriter, PointBuilder
 
 pytestmark = pytest.mark.integration
@@ -47,12 +50,14 @@ def _records() -> Iterator[tuple[str, dict]]:
 
 @pytest.fixture
 def influx(local_services: Settings, unique_name: str) -> Iterator[Settings]:
-    """Settings whose database holds points of every measurement, written by the sink's writer."""
+    """Settings whose database holds points of every measurement, written by the sink's writer
+    (and the queries' lag, as the dashboard writes it)."""
     settings = local_services.model_copy(
         update={"influx": local_services.influx.model_copy(update={"database": unique_name})}
     )
     builder = PointBuilder()
     points = [p for m, r in _records() for p in builder.points(m, json.dumps(r))]
+    points += lag_points({"join": QueryLag({"machine.data": {0: 5, 1: 2}})}, T0)  # the dashboard's
     assert InfluxWriter(settings.influx).write(points).written == len(points)
     yield settings
     _query(settings, f'DROP DATABASE "{unique_name}"')
@@ -128,6 +133,9 @@ def test_the_panels_show_the_written_values(influx: Settings) -> None:
     assert gauge["values"][0][1] == 50.0
     [alert] = _query(influx, _as_grafana_sends_it(by_title["Duty-cycle alerts"]))
     assert alert["values"][0][1:] == [50.0, 40.0, T0 + MINUTE]
+    [lag] = _query(influx, _as_grafana_sends_it(by_title["Kafka lag per query"]))
+    assert lag["tags"] == {"query": "join", "topic": "machine.data"}
+    assert lag["values"] == [[T0, 7.0]]
 
 
 def test_the_variables_list_things_and_components(influx: Settings) -> None:

@@ -6,11 +6,19 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
-from statestream.jobs.status import GONE, RUNNING, QueryStatus, _process_start, read_statuses
-from tests.support import run_cli
+from statestream.jobs.status import (
+    GONE,
+    RUNNING,
+    QueryStatus,
+    QueryStatusListener,
+    _process_start,
+    read_statuses,
+)
+from tests.support import free_ports, run_cli
 
 PROGRESS = {
     "batchId": 3,
@@ -104,3 +112,85 @@ def test_before_its_first_batch_a_run_has_no_figures(tmp_path: Path) -> None:
     (tmp_path / f"{status.name}.{status.run_id}.json").write_text(json.dumps(asdict(status)))
     [read] = read_statuses(tmp_path)
     assert (read.batch, read.totals) == (None, {})
+
+
+def _with_offsets(progress: dict, offsets: dict) -> dict:
+    return {**progress, "sources": [{"endOffset": offsets, "latestOffset": offsets}]}
+
+
+def test_a_run_has_committed_what_its_last_batch_read(tmp_path: Path) -> None:
+    status = _status(os.getpid())
+    status.checkpoint = str(tmp_path / "join")
+    status.with_progress(_with_offsets(PROGRESS, {"machine.data": {"0": 2100}}), SUMS)
+    assert status.committed_offsets() == {"machine.data": {0: 2100}}
+
+
+def test_before_its_first_batch_a_run_has_committed_what_its_checkpoint_has(
+    tmp_path: Path,
+) -> None:
+    status = _status(os.getpid())
+    assert status.committed_offsets() == {}  # no progress, no checkpoint
+    checkpoint = tmp_path / "join"
+    for folder in ("offsets", "commits"):
+        (checkpoint / folder).mkdir(parents=True)
+    (checkpoint / "offsets" / "4").write_text('v1\n{}\n{"machine.data":{"0":700}}')
+    (checkpoint / "commits" / "4").write_text("v1\n{}")
+    status.checkpoint = str(checkpoint)
+    assert status.committed_offsets() == {"machine.data": {0: 700}}
+
+
+def test_the_listener_names_the_checkpoint_in_the_sessions_root(tmp_path: Path) -> None:
+    listener = QueryStatusListener(tmp_path / "status", checkpoint_root=str(tmp_path / "cp"))
+    listener.started("join", "run-1")
+    written = json.loads((tmp_path / "status" / "join.run-1.json").read_text())
+    assert written["checkpoint"] == str(tmp_path / "cp" / "join")
+    QueryStatusListener(tmp_path / "other").started("join", "run-2")
+    assert json.loads((tmp_path / "other" / "join.run-2.json").read_text())["checkpoint"] is None
+
+
+def test_offsets_read_back_from_json_have_numbered_partitions() -> None:
+    status = _status(os.getpid())
+    status.offsets = {"machine.data": {0: 5, 1: 6}}
+    again = QueryStatus(**json.loads(json.dumps(asdict(status))))
+    assert again.offsets == {"machine.data": {0: 5, 1: 6}}
+
+
+def _one_run_with_offsets(tmp_path: Path) -> dict[str, str]:
+    """A status folder with a running `join` whose last batch read machine.data to 2100; the
+    environment that points a command at it and at a Kafka nobody runs."""
+    status = _status(os.getpid())
+    name = f"{status.name}.{status.run_id}"
+    folder = tmp_path / "status"
+    folder.mkdir()
+    (folder / f"{name}.json").write_text(json.dumps(asdict(status)))
+    progress = _with_offsets(PROGRESS, {"machine.data": {"0": 2100}})
+    (folder / f"{name}.progress").write_text(json.dumps({"progress": progress, **SUMS}))
+    [port] = free_ports(1)
+    return {
+        "STATESTREAM_PATHS__DATA_DIR": str(tmp_path),
+        "STATESTREAM_KAFKA__BOOTSTRAP_SERVERS": f"127.0.0.1:{port}",
+        "STATESTREAM_KAFKA__SASL_USERNAME": "nobody",
+    }
+
+
+def test_status_shows_the_lag_as_unknown_when_kafka_does_not_answer(tmp_path: Path) -> None:
+    env = _one_run_with_offsets(tmp_path)
+    listed = run_cli("status", "--json", "--lag-timeout", "1", env=env)
+    assert listed.exit_code == 0, listed.stderr
+    record = json.loads(listed.stdout)
+    assert record["lag"] is None
+    assert record["offsets"] == {"machine.data": {"0": 2100}}
+    table = run_cli("status", "--lag-timeout", "1", env=env)
+    assert table.exit_code == 0, table.stderr
+    assert "kafka lag" in table.stdout
+    row = next(line for line in table.stdout.splitlines() if line.strip("│ ").startswith("join"))
+    assert row.split("│")[7].strip() == "–"  # the kafka lag column
+
+
+def test_status_asks_kafka_nothing_with_a_lag_timeout_of_zero(tmp_path: Path) -> None:
+    env = _one_run_with_offsets(tmp_path)
+    started = time.monotonic()
+    listed = run_cli("status", "--json", "--lag-timeout", "0", env=env)
+    assert listed.exit_code == 0, listed.stderr
+    assert json.loads(listed.stdout)["lag"] is None
+    assert time.monotonic() - started < 30

@@ -1,30 +1,27 @@
 """Pipeline health for the dashboard: records/s per topic, lags, late and dead-letter counts.
 
-Spark's Kafka source does not commit offsets to Kafka, so a query's lag is read from its
-checkpoint instead: the newest file of `<checkpoint root>/<query>/offsets/` holds, for each Kafka
-source, the offset of every partition the query has planned up to; the lag is the topic's end
-offset minus that. The dashboard's own consumer lag (end offset minus its position) says whether
-the dashboard keeps up.
+Each streaming query's Kafka lag is its committed offsets against the topics' end offsets
+(`statestream.jobs.lag`, which `statestream status` uses too); the feed (`kafka_feed`) gives the
+end offsets. The dashboard's own consumer lag (end offset minus its position) says whether the
+dashboard keeps up.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from statestream.config import Settings
+from statestream.jobs.lag import QueryLag
+from statestream.jobs.status import QueryStatus, read_statuses, status_folder
 
 RATE_WINDOW_S = 5.0
 MAX_QUERIES = 20
 
 COUNTED_ROLES = ("late", "dead_letter")  # read from their beginning: the counts are totals
-
-PartitionOffsets = dict[int, int]  # partition → offset
 
 
 @dataclass
@@ -56,7 +53,11 @@ class TopicFigures:
 
 
 def reason_of(raw: bytes | None) -> str | None:
-    """The `reason` of a late or dead-letter record, if it has one."""
+    """The `reason` of a late or dead-letter record, if it has one.
+
+    >>> reason_of(b'{"reason": "late", "watermark": 5}'), reason_of(b"not json")
+    ('late', None)
+    """
     try:
         value = json.loads(raw) if raw is not None else None
     except (ValueError, UnicodeDecodeError):
@@ -65,76 +66,25 @@ def reason_of(raw: bytes | None) -> str | None:
     return str(reason)[:200] if reason is not None else None
 
 
-def checkpoint_offsets(checkpoint: Path) -> dict[str, PartitionOffsets]:
-    """The Kafka offsets the query of `checkpoint` has planned up to: topic → offsets.
-
-    {} when the folder holds no offsets yet or cannot be read.
-    """
-    return _latest_offsets(checkpoint / "offsets")
-
-
-def _latest_offsets(folder: Path) -> dict[str, PartitionOffsets]:
-    try:
-        batches = [p for p in folder.iterdir() if p.name.isdigit()]
-    except OSError:
-        return {}
-    if not batches:
-        return {}
-    newest = max(batches, key=lambda p: int(p.name))
-    try:
-        lines = newest.read_text().splitlines()
-    except OSError:
-        return {}
-    offsets: dict[str, PartitionOffsets] = {}
-    for line in lines[2:]:  # "v1", the batch's metadata, then one line per source
-        try:
-            source = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(source, dict):
-            continue
-        for topic, partitions in source.items():
-            if isinstance(partitions, dict) and all(
-                isinstance(v, int) for v in partitions.values()
-            ):
-                offsets[topic] = {int(p): o for p, o in partitions.items()}
-    return offsets
-
-
-def lag(end_offsets: Mapping[int, int], positions: Mapping[int, int]) -> int:
-    """Records between `positions` and the end, over the partitions both know.
-
-    >>> lag({0: 10, 1: 5}, {0: 7, 1: 5})
-    3
-    """
-    return sum(max(0, end - positions[p]) for p, end in end_offsets.items() if p in positions)
+def running_queries(settings: Settings) -> list[QueryStatus]:
+    """The streaming queries that report to `statestream status` and run (at most
+    `MAX_QUERIES`)."""
+    return read_statuses(status_folder(settings))[:MAX_QUERIES]
 
 
 def query_health(
-    settings: Settings, end_offsets: Mapping[str, PartitionOffsets]
+    statuses: Sequence[QueryStatus], lags: Sequence[QueryLag | None], now: float
 ) -> list[dict[str, Any]]:
-    """The streaming queries that report to `statestream status` (running ones), each with its
-    rows/s and, when its checkpoint is `<checkpoint root>/<query>`, its lag on the topics the
-    dashboard watches (end offset minus the offsets in its newest checkpoint batch).
-    """
-    try:
-        from statestream.jobs.status import read_statuses, status_folder
-    except ImportError:  # pragma: no cover - pyspark missing
-        return []
-    now = time.time()
-    rows = []
-    for status in read_statuses(status_folder(settings))[:MAX_QUERIES]:
-        planned = checkpoint_offsets(settings.checkpoint_root / status.name)
-        lags = {t: lag(end_offsets[t], o) for t, o in planned.items() if t in end_offsets}
-        rows.append(
-            {
-                "query": status.name,
-                "state": status.state,
-                "rows_per_s": status.processed_rows_per_s,
-                "batch": status.batch,
-                "updated_s": round(now - status.updated, 1),
-                "lag": sum(lags.values()) if lags else None,
-                "topics": sorted(lags),
-            }
-        )
-    return rows
+    """A row per query for the health panel: its state, rows/s, last batch, how long ago it
+    reported (`now`: epoch seconds) and its Kafka lag (`QueryLag.as_json`, None if unknown)."""
+    return [
+        {
+            "query": status.name,
+            "state": status.state,
+            "rows_per_s": status.processed_rows_per_s,
+            "batch": status.batch,
+            "updated_s": round(now - status.updated, 1),
+            "lag": lag.as_json() if lag is not None else None,
+        }
+        for status, lag in zip(statuses, lags, strict=True)
+    ]

@@ -6,7 +6,8 @@ page opened comes from InfluxDB) and the late and dead-letter topics from their 
 counts are totals), all `read_committed`, so only what the exactly-once jobs committed is shown.
 Every `flush_interval_s` it hands one `FeedBatch` to `deliver`: the chart points (thinned per
 series), the window results and alerts, the cells and bunching alerts, and every few seconds the
-pipeline's health.
+pipeline's health: the topics, the queries with their Kafka lag (also written to InfluxDB:
+`lag_series`) and the histogram of the pairs' end-to-end latency (`latency`).
 """
 
 from __future__ import annotations
@@ -25,26 +26,37 @@ from confluent_kafka import Consumer, KafkaException, TopicPartition
 from statestream.config import Settings
 from statestream.dashboard.health import (
     COUNTED_ROLES,
-    PartitionOffsets,
     TopicFigures,
-    lag,
     query_health,
     reason_of,
+    running_queries,
 )
+from statestream.dashboard.lag_series import LagSeries
+from statestream.dashboard.latency import LatencyHistogram, pair_latency_s
 from statestream.dashboard.messages import (
     RecordShaper,
     SeriesPoint,
     UnreadableRecord,
     WindowResult,
+    json_object,
     series_messages,
 )
 from statestream.dashboard.vehicles import BunchingAlert, CellResult, bunching_alert, cell_result
+from statestream.jobs.lag import (
+    PartitionOffsets,
+    TopicOffsets,
+    end_offsets,
+    lag,
+    partitions_to_ask,
+    query_lag,
+)
 
 logger = logging.getLogger(__name__)
 
 POINTS_PER_SERIES_PER_FLUSH = 25
 TOPIC_RETRY_S = 5.0
 MAX_MESSAGES_PER_POLL = 2000
+QUERY_ENDS_TIMEOUT_S = 1.0  # for the end offsets of topics the queries read and the feed does not
 
 
 @dataclass
@@ -94,6 +106,8 @@ class KafkaFeed:
         self.figures = {topic: TopicFigures(topic, role) for topic, role in self.roles.items()}
         self._partitions: dict[str, list[int]] = {}
         self._starts: dict[str, PartitionOffsets] = {}
+        self.latency = LatencyHistogram()
+        self.lag_series = LagSeries(settings.influx)
         self._error: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="dashboard-kafka-feed", daemon=True)
@@ -104,11 +118,13 @@ class KafkaFeed:
         self._bunching: list[BunchingAlert] = []
 
     def start(self) -> None:
+        self.lag_series.start()
         self._thread.start()
 
     def stop(self, timeout_s: float = 10.0) -> None:
         self._stop.set()
         self._thread.join(timeout_s)
+        self.lag_series.stop()
 
     def _run(self) -> None:
         consumer = Consumer(
@@ -205,7 +221,9 @@ class KafkaFeed:
         figures.count(1, time.monotonic())
         role = figures.role
         try:
-            if role in ("data", "out"):
+            if role == "out":
+                self._take_pair(json_object(raw), message.key())
+            elif role == "data":
                 if not self.shaper.is_charted_key(message.key()):
                     return
                 point = self.shaper.point(raw)
@@ -224,6 +242,16 @@ class KafkaFeed:
         except UnreadableRecord:
             figures.unreadable += 1
 
+    def _take_pair(self, pair: dict[str, Any], key: bytes | None) -> None:
+        """A pair of machine.out: its latency counted, its point charted (if it is)."""
+        latency = pair_latency_s(pair, time.time() * 1000.0)
+        if latency is not None:
+            self.latency.add(latency, time.monotonic())
+        if self.shaper.is_charted_key(key):
+            point = self.shaper.point_of(pair)
+            if point is not None:
+                self._points.append(point)
+
     def _flush(self, health: dict[str, Any] | None) -> None:
         batch = FeedBatch(
             series=series_messages(self._points, POINTS_PER_SERIES_PER_FLUSH),
@@ -240,7 +268,7 @@ class KafkaFeed:
             self.deliver(batch)
 
     def _health(self, consumer: Consumer, now: float) -> dict[str, Any]:
-        ends: dict[str, PartitionOffsets] = {}
+        ends: TopicOffsets = {}
         topics = []
         for topic, figures in self.figures.items():
             row: dict[str, Any] = {
@@ -265,8 +293,25 @@ class KafkaFeed:
         return {
             "kafka_error": self._error,
             "topics": topics,
-            "queries": query_health(self.settings, ends),
+            "queries": self._queries(consumer, ends),
+            "latency": self.latency.snapshot(now),
         }
+
+    def _queries(self, consumer: Consumer, ends: TopicOffsets) -> list[dict[str, Any]]:
+        """The running queries' health rows, with their lag; the ends of topics they read and
+        the feed does not are asked for, and the lags offered to the InfluxDB series."""
+        statuses = running_queries(self.settings)
+        committed = [status.committed_offsets() for status in statuses]
+        ends = {**ends}
+        for topic, found in end_offsets(
+            consumer, partitions_to_ask(committed, ends), QUERY_ENDS_TIMEOUT_S
+        ).items():
+            ends[topic] = {**ends.get(topic, {}), **found}
+        lags = [query_lag(offsets, ends) for offsets in committed]
+        wall = time.time()
+        known = {s.name: q for s, q in zip(statuses, lags, strict=True) if q is not None}
+        self.lag_series.offer(known, wall)
+        return query_health(statuses, lags, wall)
 
     def _end_offsets_and_lag(self, consumer: Consumer, topic: str) -> tuple[PartitionOffsets, int]:
         partitions = [TopicPartition(topic, p) for p in self._partitions[topic]]

@@ -132,7 +132,10 @@ class RecordShaper:
 
     def point(self, raw: bytes | str | None) -> SeriesPoint | None:
         """A machine.data record or a machine.out pair as a chart point; None if not charted."""
-        record = _json_object(raw)
+        return self.point_of(json_object(raw))
+
+    def point_of(self, record: dict[str, Any]) -> SeriesPoint | None:
+        """`point` of a record already read from its JSON."""
         thing, quantity = record.get("thing"), record.get("quantity")
         time, value = _number(record.get("phenomenonTime")), _number(record.get("result"))
         if not isinstance(thing, str) or not isinstance(quantity, str) or time is None:
@@ -153,7 +156,7 @@ class RecordShaper:
 
     def window_result(self, raw: bytes | str | None) -> WindowResult:
         """An analytics.machine.stats record (levels or duty cycle) as a window result."""
-        record = _json_object(raw)
+        record = json_object(raw)
         kind = record.get("kind")
         if kind == LEVELS_KIND:
             seconds = record.get("level_seconds")
@@ -171,7 +174,7 @@ class RecordShaper:
 
     def alert(self, raw: bytes | str | None) -> WindowResult:
         """An analytics.machine.alerts record as a window result of kind `alert`."""
-        record = _json_object(raw)
+        record = json_object(raw)
         duty_cycle, limit = _number(record.get("duty_cycle")), _number(record.get("limit"))
         if duty_cycle is None:
             raise UnreadableRecord("alert without a duty_cycle")
@@ -190,7 +193,8 @@ def _window(record: dict[str, Any], kind: str, values: dict[str, float]) -> Wind
     return WindowResult(thing, component, kind, int(start), int(end), values)
 
 
-def _json_object(raw: bytes | str | None) -> dict[str, Any]:
+def json_object(raw: bytes | str | None) -> dict[str, Any]:
+    """A topic value as a JSON object; raises `UnreadableRecord` if it is none."""
     try:
         value = json.loads(raw) if raw is not None else None
     except (ValueError, UnicodeDecodeError):
@@ -198,6 +202,9 @@ def _json_object(raw: bytes | str | None) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UnreadableRecord("not a JSON object")
     return value
+
+
+_json_object = json_object  # the name vehicles.py imports
 
 
 def _number(value: Any) -> float | None:

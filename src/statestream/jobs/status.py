@@ -6,8 +6,9 @@ of `jvm/exactly-once`): after each batch of a query run it replaces
 sums; on the run's start, idle and end it calls `QueryStatusListener` here, which keeps
 `<query>.<run id>.json` (process, state, times, error). `read_statuses` reads both back into
 `QueryStatus`es (the last batch's figures: input rows, rates, duration, state rows and bytes, the
-observed metrics; and running totals) and tells a running query from one whose process is gone.
-Progress reports stay in the JVM: through py4j, each would cost dozens of calls per batch.
+observed metrics, the Kafka offsets read up to; and running totals) and tells a running query
+from one whose process is gone. Progress reports stay in the JVM: through py4j, each would cost
+dozens of calls per batch. `statuses_and_lags` adds each query's Kafka lag (`jobs.lag`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from statestream.config import Settings
+from statestream.jobs.lag import (
+    LAG_TIMEOUT_S,
+    QueryLag,
+    TopicOffsets,
+    committed_offsets,
+    progress_offsets,
+    query_lags,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -53,6 +62,12 @@ class QueryStatus:
     metrics: dict[str, Any] = field(default_factory=dict)
     totals: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    offsets: TopicOffsets = field(default_factory=dict)  # Kafka offsets the last batch read to
+    checkpoint: str | None = None  # <the session's checkpoint root>/<name>, if it has one
+
+    def __post_init__(self) -> None:
+        # read back from JSON, partitions are texts
+        self.offsets = {t: {int(p): o for p, o in ps.items()} for t, ps in self.offsets.items()}
 
     def with_progress(self, progress: dict[str, Any], sums: dict[str, Any]) -> None:
         """Take the figures of a run's last batch (its progress report as JSON data) and the
@@ -78,6 +93,16 @@ class QueryStatus:
             if _is_counter(name) and isinstance(value, int | float)
         }
         self.totals = {"input_rows": sums.get("input_rows", 0), **counters}
+        self.offsets = progress_offsets(progress)
+
+    def committed_offsets(self) -> TopicOffsets:
+        """The Kafka offsets the run has committed: those its last batch read up to (from the
+        batch's progress report, sent once the batch committed); before its first batch, those
+        of the newest committed batch in `checkpoint` (the query's folder in its session's
+        checkpoint root, where statestream's queries keep it unless told otherwise)."""
+        if self.offsets:
+            return self.offsets
+        return committed_offsets(Path(self.checkpoint)) if self.checkpoint else {}
 
 
 def state_bytes(operator: dict[str, Any]) -> int:
@@ -145,15 +170,20 @@ def status_folder(settings: Settings) -> Path:
 
 class QueryStatusListener:
     """Keeps one status file per query run of this process: the start, idle and end of each run,
-    handed on by the JVM's `QueryProgressFiles` (`install_status_listener`)."""
+    handed on by the JVM's `QueryProgressFiles` (`install_status_listener`). `checkpoint_root`:
+    the session's (`spark.sql.streaming.checkpointLocation`), where a run's checkpoint is
+    `<root>/<name>` by statestream's convention."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, checkpoint_root: str | None = None) -> None:
         self.folder = folder
+        self.checkpoint_root = checkpoint_root
         self._runs: dict[str, QueryStatus] = {}
 
     def started(self, name: str, run_id: str) -> None:
         pid = os.getpid()
         status = QueryStatus(name=name, run_id=run_id, pid=pid, process_start=_process_start(pid))
+        if self.checkpoint_root:
+            status.checkpoint = str(Path(self.checkpoint_root) / name)
         self._runs[run_id] = status
         _prune(self.folder, status.name)
         self._write(status)
@@ -195,7 +225,9 @@ def install_status_listener(spark: SparkSession, folder: Path) -> None:
 
     gateway = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
-    lifecycle = QueryStatusListener(folder)
+    lifecycle = QueryStatusListener(
+        folder, spark.conf.get("spark.sql.streaming.checkpointLocation", None)
+    )
     jvm = spark._jvm
     assert jvm is not None  # None only before a session has started its JVM
     jvm_listener = jvm.io.statestream.status.QueryProgressFiles(str(folder), lifecycle)
@@ -221,13 +253,24 @@ def read_statuses(folder: Path, include_finished: bool = False) -> list[QuerySta
         try:
             status = QueryStatus(**json.loads(path.read_text()))
             _take_last_progress(status, path.with_suffix(".progress"))
-        except (OSError, ValueError, TypeError):
+        except (OSError, ValueError, TypeError, AttributeError):
             continue  # being replaced, or not ours
         if status.state == RUNNING and _process_start(status.pid) != status.process_start:
             status.state = GONE
         if status.state == RUNNING or include_finished:
             statuses.append(status)
     return sorted(statuses, key=lambda s: (s.state != RUNNING, s.name, -s.started))
+
+
+def statuses_and_lags(
+    settings: Settings, include_finished: bool = False, timeout_s: float = LAG_TIMEOUT_S
+) -> list[tuple[QueryStatus, QueryLag | None]]:
+    """`read_statuses` of the settings' status folder, each with its Kafka lag: None (unknown)
+    when Kafka gives no end offsets within `timeout_s` (0: not asked) or the run has committed
+    no batch yet."""
+    statuses = read_statuses(status_folder(settings), include_finished)
+    committed = [status.committed_offsets() for status in statuses]
+    return list(zip(statuses, query_lags(settings, committed, timeout_s), strict=True))
 
 
 def _take_last_progress(status: QueryStatus, path: Path) -> None:

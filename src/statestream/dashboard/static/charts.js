@@ -1,4 +1,5 @@
-// Chart.js charts of the statestream dashboard: series over event time, power levels, duty cycle.
+// Chart.js charts of the statestream dashboard: series over event time, power levels, duty cycle,
+// the latency histogram.
 // Loaded before dashboard.js, which uses window.statestreamCharts.
 "use strict";
 
@@ -103,5 +104,23 @@
     });
   }
 
-  window.statestreamCharts = { clock, seriesChart, levelsChart, dutyChart };
+  // A histogram: one bar per latency bucket (labels from the server), counts over its window.
+  function latencyChart(canvas) {
+    return new Chart(canvas, {
+      type: "bar",
+      data: { labels: [], datasets: [{ label: "pairs", data: [], backgroundColor: "#38bdf8" }] },
+      options: {
+        animation: false,
+        responsive: true,
+        maintainAspectRatio: false,
+        scales: {
+          x: { grid: { color: GRID }, ticks: { maxRotation: 0, autoSkip: true } },
+          y: { grid: { color: GRID }, beginAtZero: true, ticks: { precision: 0, maxTicksLimit: 4 } },
+        },
+        plugins: { legend: { display: false } },
+      },
+    });
+  }
+
+  window.statestreamCharts = { clock, seriesChart, levelsChart, dutyChart, latencyChart };
 })();

@@ -21,9 +21,10 @@
     livePoints: 0,
     dirty: new Set(),
     notShown: new Set(), // things beyond MAX_CARDS
+    latencyChart: null, // made with the first health that reaches the page
   };
 
-  const { clock, seriesChart, levelsChart, dutyChart } = window.statestreamCharts;
+  const { clock, seriesChart, levelsChart, dutyChart, latencyChart } = window.statestreamCharts;
   const onlyThing = new URLSearchParams(location.search).get("thing");
   const wanted = (thing) => !onlyThing || thing === onlyThing;
   const percent = (x) => `${(100 * x).toFixed(1)} %`;
@@ -245,7 +246,11 @@
       cell(row, q.query);
       cell(row, q.state);
       cell(row, q.rows_per_s === null ? "–" : count(Math.round(q.rows_per_s)), true);
-      cell(row, count(q.lag), true);
+      cell(row, q.lag ? count(q.lag.total) : "–", true);
+      if (q.lag) {
+        row.cells[3].title = lagDetail(q.lag);
+        row.cells[3].classList.add("has-detail");
+      }
     }
     if (!(health.queries || []).length) {
       const row = queries.insertRow();
@@ -253,10 +258,34 @@
       cell(row, "no streaming query is running");
       row.cells[0].colSpan = 4;
     }
+    renderLatency(health.latency);
     const notes = [];
     if (health.kafka_error) notes.push(health.kafka_error);
     if (health.dropped_messages) notes.push(`${count(health.dropped_messages)} messages dropped for slow pages`);
     document.getElementById("health-note").textContent = notes.join(" · ");
+  }
+
+  // A query's lag per topic and partition, for the tooltip of its total.
+  function lagDetail(lag) {
+    const partitions = (parts) => Object.entries(parts).map(([p, n]) => `${p}: ${count(n)}`);
+    return Object.entries(lag.topics)
+      .map(([topic, parts]) => `${topic} partitions ${partitions(parts).join(", ")}`)
+      .join("\n");
+  }
+
+  // The live histogram of the pairs' end-to-end latency (buckets and counts from the server).
+  function renderLatency(latency) {
+    if (!latency) return;
+    if (!state.latencyChart) state.latencyChart = latencyChart(document.getElementById("latency"));
+    const chart = state.latencyChart;
+    chart.data.labels = latency.labels;
+    chart.data.datasets[0].data = latency.counts;
+    state.dirty.add(chart);
+    const span = `last ${latency.window_s} s`;
+    const label = (bucket) => latency.labels[bucket];
+    document.getElementById("latency-note").textContent = latency.count
+      ? `${count(latency.count)} pairs, ${span} · median ${label(latency.p50)} · p99 ${label(latency.p99)}`
+      : `no pair in the ${span}`;
   }
 
   function setCounter(id, value, neutral) {
