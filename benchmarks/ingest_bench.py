@@ -3,10 +3,11 @@
 The real sample, repeated (each pass shifted in time) to `rows` rows, is published at QoS 1, one
 row per message, by the simulator's publisher in this process, while `statestream connect mqtt`
 runs as its own process, with the MQTT client of `client` (statestream's own or paho-mqtt; the
-publisher is statestream's in both cases, so the two runs differ in the connector only). The
-clock runs from the first publish until Kafka's high watermarks hold every record the rows stand
-for; rows/s and records/s are over that span. Fresh topics and
-a fresh MQTT session are used and removed at the end.
+publisher is statestream's in both cases, so the two runs differ in the connector only). With
+`instances` > 1 it is `connect mqtt --instances N`: N connector processes in one MQTT shared
+subscription, their CPU added up. The clock runs from the first publish until Kafka's high
+watermarks hold every record the rows stand for; rows/s and records/s are over that span. Fresh
+topics and fresh MQTT sessions are used and removed at the end.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from statestream.codecs.formats import MalformedRow, read_wide_row
 from statestream.config import Settings
 from statestream.errors import ServiceError
 from statestream.ingest import SAMPLE_FILE, SimulationPlan, file_lines
+from statestream.ingest.connector_group import member_client_id
 from statestream.ingest.connector_process import ConnectorProcess
 from statestream.ingest.mqtt import MqttConnection, forget_session
 from statestream.ingest.mqtt.publisher import MqttPublisher
@@ -45,6 +47,7 @@ class IngestBenchOptions:
     qos: int = 1
     envelope: str | None = None  # None: as the settings say
     client: str = "statestream"  # the connector's MQTT client: statestream or paho
+    instances: int = 1  # connector processes in one shared subscription (1: one, no sharing)
     timeout_s: float = 600.0
 
 
@@ -58,12 +61,12 @@ def run(settings: Settings, options: IngestBenchOptions, say: Callable[[str], No
     admin = AdminClient(settings.kafka.client_config())
     _create_topics(admin, bench)
     log_file = Path(tempfile.gettempdir()) / f"{name}.log"
-    connector = ConnectorProcess(bench, log_file, "--report-every", "0")
+    connector = ConnectorProcess(bench, log_file, *_connector_args(options.instances))
     try:
-        say("starting `statestream connect mqtt` as its own process")
+        say(f"starting {_connector_text(options.instances)}")
         connector.start()
         load_before = os.getloadavg()
-        cpu_before = _cpu_seconds(connector.pid)
+        cpu_before = _tree_cpu_seconds(connector.pid)
         say(f"publishing at QoS {options.qos}, one row per message, as fast as possible")
         watcher = _RecordWatcher(bench, bench.topics.machine_data, expected)
         watcher.start()
@@ -76,11 +79,12 @@ def run(settings: Settings, options: IngestBenchOptions, say: Callable[[str], No
                 f"{options.timeout_s:.0f} s; connector log: {log_file}"
             )
         seconds = watcher.finished_at - started
-        cpu = _cpu_seconds(connector.pid) - cpu_before
+        cpu = _tree_cpu_seconds(connector.pid) - cpu_before
         load_after = os.getloadavg()
     finally:
         connector.stop()
-        forget_session(bench.mqtt, bench.ingest.client_id)
+        for client_id in _client_ids(name, options.instances):
+            forget_session(bench.mqtt, client_id)
         for future in admin.delete_topics(
             [bench.topics.machine_data, bench.topics.dead_letter]
         ).values():
@@ -99,11 +103,30 @@ def run(settings: Settings, options: IngestBenchOptions, say: Callable[[str], No
         "qos": options.qos,
         "envelope": bench.ingest.envelope,
         "client": bench.ingest.mqtt_client,
+        "instances": options.instances,
         "tls": bench.mqtt.use_tls,
         "cpus": os.cpu_count(),
         "load_average_before": round(load_before[0], 2),
         "load_average_after": round(load_after[0], 2),
     }
+
+
+def _connector_args(instances: int) -> list[str]:
+    """`connect mqtt`'s options: no figure lines; N instances in a shared subscription."""
+    return ["--report-every", "0", *(["--instances", str(instances)] if instances > 1 else [])]
+
+
+def _connector_text(instances: int) -> str:
+    if instances == 1:
+        return "`statestream connect mqtt` as its own process"
+    return f"`statestream connect mqtt --instances {instances}`: processes in a shared subscription"
+
+
+def _client_ids(name: str, instances: int) -> list[str]:
+    """The MQTT sessions a run leaves: the connector's, or each instance's."""
+    if instances == 1:
+        return [name]
+    return [member_client_id(name, index) for index in range(1, instances + 1)]
 
 
 def _bench_settings(settings: Settings, name: str, options: IngestBenchOptions) -> Settings:
@@ -190,6 +213,17 @@ class _RecordWatcher(threading.Thread):
             self.done.set()
         finally:
             consumer.close()
+
+
+def _tree_cpu_seconds(pid: int | None) -> float:
+    """User + system CPU seconds of a process and its children so far (a group's instances)."""
+    if pid is None:
+        return 0.0
+    children: list[int] = []
+    for listing in Path(f"/proc/{pid}/task").glob("*/children"):
+        with contextlib.suppress(OSError):
+            children += [int(child) for child in listing.read_text().split()]
+    return _cpu_seconds(pid) + sum(_cpu_seconds(child) for child in children)
 
 
 def _cpu_seconds(pid: int | None) -> float:

@@ -11,6 +11,7 @@ from rich.table import Table
 from statestream.cli._bench import AsJson, benchmark, narrator, recorded
 from statestream.cli._common import console, settings_from
 from statestream.cli.bench_cmd import bench_app
+from statestream.ingest.connector_group import MAX_INSTANCES
 
 TARGET_ROWS_PER_S = 20_000
 
@@ -33,6 +34,15 @@ def bench_ingest(
             "in turn with the ratio.",
         ),
     ] = "both",
+    instances: Annotated[
+        str,
+        typer.Option(
+            "--instances",
+            help="Connector processes, comma-separated for a run with each count (e.g. 1,2): "
+            "`connect mqtt --instances N`, N connectors in one MQTT shared subscription. The "
+            "paho-mqtt run of --client both is made with the first count only.",
+        ),
+    ] = "1",
     as_json: AsJson = False,
 ) -> None:
     """Simulator → Mosquitto → connector → Kafka at full speed: rows/s and records/s end to end.
@@ -40,33 +50,29 @@ def bench_ingest(
     The sample repeated to --rows rows is published one row per message while `statestream
     connect mqtt` runs as its own process; the clock stops when Kafka holds every record.
     With --client both (the default) the run is made with statestream's MQTT client and then
-    with paho-mqtt in the connector, and the ratio printed. Target: ≥ 20,000 rows/s. Needs the
-    services running; uses fresh topics, removed at the end.
+    with paho-mqtt in the connector, and the ratio printed. With --instances 1,2 the run is made
+    with one connector and with two in a shared subscription, rows/s printed for each. Target:
+    ≥ 20,000 rows/s. Needs the services running; uses fresh topics, removed at the end.
     """
     module = benchmark("ingest_bench")
     if envelope is not None and envelope not in ("none", "json", "protobuf"):
         raise typer.BadParameter("none, json or protobuf", param_hint="--envelope")
     if client not in ("statestream", "paho", "both"):
         raise typer.BadParameter("statestream, paho or both", param_hint="--client")
+    counts = instance_counts(instances)
     clients = ["statestream", "paho"] if client == "both" else [client]
+    plan = [(clients[0], count) for count in counts] + [(name, counts[0]) for name in clients[1:]]
     say = narrator(as_json)
     runs = {}
-    for name in clients:
-        say(f"connector with the {name} MQTT client")
-        options = module.IngestBenchOptions(rows=rows, qos=qos, envelope=envelope, client=name)
-        runs[name] = module.run(settings_from(ctx), options, say)
-    figures = runs[clients[0]]
-    if len(runs) == 2:
-        figures = {
-            **figures,
-            "paho": runs["paho"],
-            "ratio_to_paho": round(figures["rows_per_s"] / runs["paho"]["rows_per_s"], 2),
-            "paho_cpu_ratio": round(
-                runs["paho"]["connector_cpu_us_per_row"]
-                / max(figures["connector_cpu_us_per_row"], 0.1),
-                2,
-            ),
-        }
+    for name, count in plan:
+        say(
+            f"connector with the {name} MQTT client" + (f", {count} instances" if count > 1 else "")
+        )
+        options = module.IngestBenchOptions(
+            rows=rows, qos=qos, envelope=envelope, client=name, instances=count
+        )
+        runs[name, count] = module.run(settings_from(ctx), options, say)
+    figures = combined_figures(runs, clients, counts)
     recorded(figures)
     if as_json:
         print(json.dumps(figures))
@@ -82,6 +88,7 @@ def bench_ingest(
             "envelope, connector's MQTT client",
             f"{figures['envelope']}, {figures['client']}" + (" over TLS" if figures["tls"] else ""),
         ),
+        ("connector processes (instances)", f"{figures['instances']}"),
         ("seconds, first publish → last record in Kafka", f"{figures['seconds']}"),
         ("rows/s end to end", f"{figures['rows_per_s']:,} ({target} ≥ {TARGET_ROWS_PER_S:,})"),
         ("records/s end to end", f"{figures['records_per_s']:,}"),
@@ -93,9 +100,67 @@ def bench_ingest(
             f"({figures['cpus']} CPUs)",
         ),
         *_paho_rows(figures),
+        *_instances_rows(figures),
     ):
         table.add_row(label, value)
     console.print(table)
+
+
+def instance_counts(text: str) -> list[int]:
+    """The connector counts of --instances: "1,2" → [1, 2]; `BadParameter` unless each is a
+    whole number from 1 to `MAX_INSTANCES`, once.
+
+    >>> instance_counts("1, 2")
+    [1, 2]
+    """
+    try:
+        counts = [int(part) for part in text.split(",")]
+    except ValueError:
+        counts = []
+    valid = all(1 <= n <= MAX_INSTANCES for n in counts)
+    if not counts or len(set(counts)) != len(counts) or not valid:
+        raise typer.BadParameter(
+            f"connector counts from 1 to {MAX_INSTANCES}, comma-separated, each once (e.g. 1,2), "
+            f"not {text!r}",
+            param_hint="--instances",
+        )
+    return counts
+
+
+def combined_figures(
+    runs: dict[tuple[str, int], dict], clients: list[str], counts: list[int]
+) -> dict:
+    """One run's figures with the others': the first client with the first count at the top,
+    paho-mqtt's run (`paho`, with the ratios) and each further count (`instances_<N>`) nested."""
+    figures = dict(runs[clients[0], counts[0]])
+    if len(clients) == 2:
+        paho = runs["paho", counts[0]]
+        figures |= {
+            "paho": paho,
+            "ratio_to_paho": round(figures["rows_per_s"] / paho["rows_per_s"], 2),
+            "paho_cpu_ratio": round(
+                paho["connector_cpu_us_per_row"] / max(figures["connector_cpu_us_per_row"], 0.1),
+                2,
+            ),
+        }
+    for count in counts[1:]:
+        figures[f"instances_{count}"] = runs[clients[0], count]
+    return figures
+
+
+def _instances_rows(figures: dict) -> list[tuple[str, str]]:
+    """The rows/s of the runs with further connector counts."""
+    rows = []
+    for name, run in figures.items():
+        if name.startswith("instances_") and isinstance(run, dict):
+            rows += [
+                (f"{run['instances']} instances: rows/s end to end", f"{run['rows_per_s']:,}"),
+                (
+                    f"{run['instances']} instances: connector CPU per row",
+                    f"{run['connector_cpu_us_per_row']} µs",
+                ),
+            ]
+    return rows
 
 
 def _paho_rows(figures: dict) -> list[tuple[str, str]]:

@@ -3,6 +3,7 @@ positions on Kafka."""
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
@@ -13,6 +14,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from statestream.cli._common import console, err_console, settings_from
+from statestream.config import Settings
 from statestream.errors import InputError
 from statestream.ingest import (
     IngestCounts,
@@ -23,6 +25,13 @@ from statestream.ingest import (
     file_lines,
     machine_data_pipeline,
 )
+from statestream.ingest.connector_group import (
+    MAX_INSTANCES,
+    GroupOptions,
+    default_share_group,
+    run_connector_group,
+)
+from statestream.ingest.connector_instance import FIGURES_MARK
 
 connect_app = typer.Typer(
     help="Stream connectors: receive machine rows and vehicle positions from a source, write "
@@ -49,6 +58,32 @@ def connect_mqtt(
     report_every: Annotated[
         float, typer.Option("--report-every", min=0, help="Seconds between figure lines (0: off).")
     ] = 10.0,
+    instances: Annotated[
+        int,
+        typer.Option(
+            "--instances",
+            min=1,
+            max=MAX_INSTANCES,
+            help="Connector processes sharing the topic filters through an MQTT shared "
+            "subscription, each message forwarded by one of them. Instance i's persistent "
+            "session is CLIENT_ID-i, never the single connector's CLIENT_ID, so the two modes "
+            "never share a session (1: one connector, no shared subscription). Fewer instances "
+            "than the group had before is refused: see the ingest guide.",
+        ),
+    ] = 1,
+    group: Annotated[
+        str | None,
+        typer.Option(
+            "--group",
+            help="Share group of the instances (default: the client id); groups on several "
+            "hosts join with the same --group and a --client-id per host. Implies the group "
+            "mode, even with --instances 1.",
+        ),
+    ] = None,
+    member_of: Annotated[
+        str | None,
+        typer.Option("--member-of", hidden=True, help="Run as one instance of this share group."),
+    ] = None,
 ) -> None:
     """Subscribe to the topic filters of ingest.processors (QoS 1, persistent session) and write
     each message's records to Kafka until Ctrl-C or SIGTERM.
@@ -63,17 +98,22 @@ def connect_mqtt(
     with the raw payload, the source topic and the reason; so do vehicle messages that are
     no HFP VP event, have a topic that does not parse, no time, no vehicle or coordinates out of
     range. The Kafka value is plain record JSON or the event envelope, as `ingest.envelope` says.
+
+    With --instances N (or --group) it starts N such connectors as processes of their own in one
+    MQTT shared subscription and watches them: one that ends is started again with its session
+    (each restart printed), Ctrl-C or SIGTERM stops them all, and it exits non-zero when one
+    keeps ending soon after its start. Records of one key may then reach Kafka out of order.
     """
-    settings = settings_from(ctx)
-    if topic is not None:
-        if settings.ingest.processors is not None:
-            raise InputError(
-                "--topic sets mqtt.topic, the machine filter of the default processors; "
-                "ingest.processors is set, so change the filter there"
-            )
-        settings = settings.model_copy(
-            update={"mqtt": settings.mqtt.model_copy(update={"topic": topic})}
+    settings = _with_topic(settings_from(ctx), topic)
+    if instances > 1 or group is not None:
+        if member_of is not None:
+            raise InputError("--member-of is one instance of a group: not with --instances")
+        base_id = client_id or settings.ingest.client_id
+        _connect_group(
+            settings,
+            GroupOptions(instances, group or default_share_group(base_id), base_id, report_every),
         )
+        return
     pipeline = connector_pipeline(settings)
     stop = _stop_on_signals()
 
@@ -83,9 +123,11 @@ def connect_mqtt(
             f"[bold]{route.topic_filter}[/] → [bold]{route.topic}[/] ({route.kind})"
             for route in pipeline.routes.routes
         )
+        shared = f" in share group {member_of}" if member_of is not None else ""
         err_console.print(
             f"subscribed to {len(pipeline.topic_filters)} topic filters at "
-            f"{settings.mqtt.host}:{settings.mqtt.port} as {connector.client_id} ({resumed}); "
+            f"{settings.mqtt.host}:{settings.mqtt.port} as {connector.client_id}{shared} "
+            f"({resumed}); "
             f"{routes}; envelope: {settings.ingest.envelope}, dead letters to "
             f"{pipeline.dead_letter_topic}",
             highlight=False,
@@ -93,7 +135,11 @@ def connect_mqtt(
         )
 
     connector = MqttConnector(
-        settings, topics=pipeline.topic_filters, client_id=client_id, on_subscribed=on_subscribed
+        settings,
+        topics=pipeline.topic_filters,
+        client_id=client_id,
+        on_subscribed=on_subscribed,
+        share_group=member_of,
     )
     reporter = _Reporter(pipeline.counts, report_every, stop)
     reporter.start()
@@ -104,6 +150,39 @@ def connect_mqtt(
         stop.set()
         reporter.join()
     console.print(_summary(pipeline, time.monotonic() - started, connector.reconnects))
+    if member_of is not None:
+        _figures_for_the_group(pipeline.counts)
+
+
+def _figures_for_the_group(counts: IngestCounts) -> None:
+    """An instance's last line: its counts, which the group's parent reads and adds up."""
+    figures = {"events": counts.events, "records": counts.records}
+    figures |= {"dead_letters": counts.dead_letters, "payload_bytes": counts.payload_bytes}
+    print(FIGURES_MARK + json.dumps(figures), flush=True)
+
+
+def _with_topic(settings: Settings, topic: str | None) -> Settings:
+    """The settings with --topic as mqtt.topic (refused when ingest.processors is set)."""
+    if topic is None:
+        return settings
+    if settings.ingest.processors is not None:
+        raise InputError(
+            "--topic sets mqtt.topic, the machine filter of the default processors; "
+            "ingest.processors is set, so change the filter there"
+        )
+    return settings.model_copy(update={"mqtt": settings.mqtt.model_copy(update={"topic": topic})})
+
+
+def _connect_group(settings: Settings, options: GroupOptions) -> None:
+    """`connect mqtt --instances N`: the group until Ctrl-C or SIGTERM, then its summary."""
+    report = run_connector_group(settings, options, _stop_on_signals(), _say)
+    console.print(report.summary(), markup=False, highlight=False, soft_wrap=True)
+    report.check_stopped_cleanly()
+
+
+def _say(text: str) -> None:
+    """A line of the group or of one of its instances (whose text is no markup), unwrapped."""
+    err_console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 @connect_app.command("file")

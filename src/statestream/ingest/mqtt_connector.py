@@ -7,6 +7,9 @@
   again what was not acknowledged: duplicates are possible, loss is not.
 - On a lost connection it reconnects with back-off; acknowledgements still due on the old
   connection are dropped (the broker redelivers those messages on the new one).
+- With `share_group` it is one member of an MQTT shared subscription: it subscribes to
+  `$share/<group>/<filter>`, and the broker hands each message to one member of the group
+  (`statestream.ingest.connector_group` runs such a group and says why nothing is lost).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Callable, Sequence
 
 from statestream.codecs.bad_input import now_ms
 from statestream.config import Settings
-from statestream.errors import ServiceError
+from statestream.errors import ConfigError, ServiceError
 from statestream.ingest.base import Connector, RawEvent
 from statestream.ingest.mqtt import ConnectionLost, MqttConnection, wire
 from statestream.ingest.mqtt.paho_connection import PahoConnection
@@ -29,13 +32,36 @@ SUBSCRIPTION_QOS = 1
 IDLE_WAIT_S = 0.1  # how long to wait for MQTT when nothing is in flight
 BUSY_WAIT_S = 0.002  # … and while Kafka still has to confirm records
 MAX_BACKOFF_S = 30.0
+SHARE_PREFIX = "$share"
+NOT_IN_SHARE_GROUP_NAMES = "/+#"  # a share group's name is one level of a topic filter
+
+
+def shared_subscription(group: str, topic_filter: str) -> str:
+    """The topic filter of `topic_filter` shared by `group`'s members (MQTT 5 shared
+    subscriptions, which Mosquitto also grants MQTT 3.1.1 clients).
+
+    >>> shared_subscription("ingest", "machine/states")
+    '$share/ingest/machine/states'
+    """
+    return f"{SHARE_PREFIX}/{check_share_group(group)}/{topic_filter}"
+
+
+def check_share_group(group: str) -> str:
+    """`group` if it can name a share group; `ConfigError` if not."""
+    if not group or any(char in group for char in NOT_IN_SHARE_GROUP_NAMES):
+        raise ConfigError(
+            f"{group!r} cannot name a share group: it takes one or more characters, "
+            f"none of {' '.join(NOT_IN_SHARE_GROUP_NAMES)}"
+        )
+    return group
 
 
 class MqttConnector(Connector):
     """Subscribes to `topics` (topic filters; default: settings.mqtt.topic) and feeds every
     message to a pipeline, whose routes pick the processor by topic.
 
-    `on_subscribed(session_present)` is called after each (re)subscription.
+    `on_subscribed(session_present)` is called after each (re)subscription. With `share_group`
+    it subscribes to each filter as a member of that shared subscription.
     """
 
     def __init__(
@@ -46,9 +72,16 @@ class MqttConnector(Connector):
         topics: Sequence[str] = (),
         client_id: str | None = None,
         on_subscribed: Callable[[bool], None] | None = None,
+        share_group: str | None = None,
     ) -> None:
         self.settings = settings
         self.topics = list(topics) or [topic or settings.mqtt.topic]
+        self.share_group = share_group
+        self.subscriptions = (
+            [shared_subscription(share_group, topic) for topic in self.topics]
+            if share_group is not None
+            else self.topics
+        )
         self.client_id = client_id or settings.ingest.client_id
         self.on_subscribed = on_subscribed
         self.reconnects = 0
@@ -92,8 +125,8 @@ class MqttConnector(Connector):
             keepalive_s=self.settings.ingest.keepalive_s,
         )
         session_present = connection.connect()
-        for topic in self.topics:
-            connection.subscribe(topic, SUBSCRIPTION_QOS)
+        for subscription in self.subscriptions:
+            connection.subscribe(subscription, SUBSCRIPTION_QOS)
         if self.on_subscribed is not None:
             self.on_subscribed(session_present)
         return connection
