@@ -26,6 +26,8 @@ from statestream.cli import (
     ingest_cmd,
     join_cmd,
     pipeline_cmd,
+    record_cmd,
+    replay_cmd,
     report_cmd,
     run_cmd,
     services_cmd,
@@ -52,6 +54,8 @@ ingest_cmd.register(app)
 simulate_vehicles_cmd.register(app)  # the `simulate` group, machines and vehicles
 connect_cmd.register(app)
 report_cmd.register(app)
+record_cmd.register(app)
+replay_cmd.register(app)
 run_cmd.register(app)
 pipeline_cmd.register(app)
 status_cmd.register(app)
