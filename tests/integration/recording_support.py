@@ -1,5 +1,5 @@
 """What the record/replay tests share: a recorder as a child process or in a thread, timed
-test traffic, the spacing measure, and HFP dumps in HSL's format."""
+test traffic, the spacing measure, and the settings of one run of the demo's two feeds."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pandas as pd
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings, settings_environment
-from statestream.ingest.hfp import geohash, hfp_topic
+from statestream.ingest.hfp import TOPIC_FILTER
 from statestream.ingest.mqtt import MqttConnection
 from statestream.ingest.mqtt.publisher import MqttPublisher
 from statestream.ingest.recording import (
@@ -29,7 +28,9 @@ from statestream.ingest.recording import (
     RecordingWriter,
     Rotation,
 )
-from tests.integration.geo_support import BASE_MS
+from tests.integration.geo_support import geo_topic_settings
+from tests.integration.ingest_support import delete_topics
+from tests.support import granted
 
 
 class RecorderProcess:
@@ -167,42 +168,40 @@ def iso(epoch_us: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def driving_dump(seconds: int) -> tuple[str, pd.DataFrame]:
-    """A dump of three vehicles driving through Helsinki at 1 Hz from BASE_MS (every 40th
-    position without a fix), and its positions as `reference_cells` takes them."""
-    lines, rows = [], []
-    for second in range(seconds):
-        for v, (oper, veh, mode, route) in enumerate(
-            [(18, 423, "bus", "1065"), (40, 406, "tram", "1004"), (22, 1234, "bus", "1052")]
-        ):
-            t = BASE_MS + second * 1000 + v * 137
-            fix = (second + v) % 40 != 0
-            lat = round(60.16 + v * 0.012 + second * 1.1e-4, 6) if fix else None
-            long = round(24.92 + v * 0.02 + second * 1.6e-4, 6) if fix else None
-            tst = iso(t * 1000)[:-4] + "Z"  # ms, as HSL's
-            topic = hfp_topic(mode, oper, veh, route, 1, "Kamppi via Töölö", "08:15", "1130446",
-                              lat, long, geohash_level=3 if fix else 0,
-                              geohash_parts=geohash(lat, long) if fix else None)  # fmt: skip
-            vp = {"desi": route[-2:], "dir": "1", "oper": oper, "veh": veh, "tst": tst,
-                  "tsi": t // 1000, "spd": 7.5, "hdg": 45, "lat": lat, "long": long, "dl": 10,
-                  "oday": "2025-11-25", "start": "08:15", "route": route, "occu": 0}  # fmt: skip
-            payload = json.dumps({"VP": vp}, separators=(",", ":"), ensure_ascii=False)
-            lines.append((t + 150, f"{iso((t + 150) * 1000)} {topic} {payload}"))
-            rows.append({"oper": oper, "veh": veh, "t": t, "lat": lat, "long": long,
-                         "speed": 7.5, "delay": 10.0})  # fmt: skip
-    text = "".join(line + "\n" for _, line in sorted(lines))
-    return text, pd.DataFrame(rows).astype({"lat": float, "long": float})
+def demo_feed_settings(settings: Settings, name: str, root: str, client_id: str) -> Settings:
+    """Settings of one run of the demo's two feeds under the MQTT root `root` — machine rows on
+    `root/machine/states`, HFP messages on `root/hfp/…`, both taken by a connector of client id
+    `client_id` — into new Kafka topics named after `name`: the records, and what the join and
+    the geo query write (partitions as `topics create` gives them)."""
+    with_vehicles = geo_topic_settings(settings, name, settings.topics.vehicle_positions_partitions)
+    topics = with_vehicles.topics.model_copy(
+        update={"machine_data": f"{name}.data", "machine_out": f"{name}.out"}
+    )
+    new = [
+        NewTopic(topics.machine_data, topics.machine_data_partitions, 1),
+        NewTopic(topics.machine_out, topics.machine_out_partitions, 1),
+    ]
+    for future in AdminClient(settings.kafka.client_config()).create_topics(new).values():
+        future.result()
+    machine_topic = f"{root}/machine/states"
+    processors = {machine_topic: "machine", root + TOPIC_FILTER: "vehicles"}
+    ingest = settings.ingest.model_copy(update={"client_id": client_id, "processors": processors})
+    mqtt = settings.mqtt.model_copy(update={"topic": machine_topic})
+    return granted(
+        with_vehicles.model_copy(update={"topics": topics, "mqtt": mqtt, "ingest": ingest})
+    )
 
 
-def without(positions: pd.DataFrame, late: Counter) -> pd.DataFrame:
-    """`positions` less those the query reported late (by vehicle and time, as often as each):
-    partitions read unevenly in a micro-batch may put a vehicle behind the watermark."""
-    left = Counter(late)
-    keep = []
-    for row in positions.itertuples(index=False):
-        key = (f"{row.oper}/{row.veh}", row.t)
-        keep.append(left[key] == 0)
-        if left[key]:
-            left[key] -= 1
-    assert not +left, f"late records of positions never sent: {+left}"
-    return positions[keep]
+def delete_feed_topics(settings: Settings) -> None:
+    """Delete the Kafka topics `demo_feed_settings` made."""
+    topics = settings.topics
+    delete_topics(
+        settings,
+        topics.machine_data,
+        topics.machine_out,
+        topics.vehicle_positions,
+        topics.vehicle_cells,
+        topics.vehicle_alerts,
+        topics.late,
+        topics.dead_letter,
+    )

@@ -5,8 +5,9 @@
   again, it keeps the original spacing within 50 ms at p99 and every byte.
 - Copies replayed side by side are other machines, the original's bytes unchanged.
 - A small HFP dump in HSL's format replays through `connect mqtt` into the positions topic, and
-  straight to Kafka as two copies (other operators); through `connect mqtt` and `run geo` it
-  gives the cells of a pandas + h3 computation of the same lines (Spark: the slow one).
+  straight to Kafka as two copies (other operators).
+
+A recording replayed through `connect mqtt`, `run join` and `run geo`: test_replay_same_results.py.
 """
 
 from __future__ import annotations
@@ -24,28 +25,17 @@ from statestream.ingest.connector_process import ConnectorProcess
 from statestream.ingest.hfp import TOPIC_FILTER, VehiclePositionProcessor
 from statestream.ingest.mqtt import forget_session
 from statestream.ingest.vehicle_positions import vehicle_codec_for
-from statestream.queries.geo import QUERY
-from statestream.queries.geo.job import GeoJobOptions, geo_spec, start_geo_query
-from tests.integration.geo_support import (
-    BASE_MS,
-    assert_same_cells,
-    geo_topic_settings,
-    latest_finals,
-    read_json,
-    reference_cells,
-)
+from tests.integration.geo_support import geo_topic_settings
 from tests.integration.ingest_support import delete_topics, read_records, wait_for_records
 from tests.integration.recording_support import (
     RecorderProcess,
     RecorderThread,
-    driving_dump,
     iso,
     messages_of,
     publish_timed,
     spacing_p99_s,
     timed_traffic,
     wait_for_messages,
-    without,
 )
 from tests.support import run_cli
 
@@ -241,49 +231,3 @@ def test_an_hfp_dump_replays_straight_to_kafka_as_two_copies(
         oper, veh = key.split("/")
         original = expected[f"{int(oper) - 10_000}/{veh}"]
         assert [p._replace(oper=p.oper - 10_000) for p in series] == original
-
-
-def test_an_hfp_dump_through_connect_mqtt_and_run_geo_gives_the_reference_cells(
-    spark, vehicles: Settings, tmp_path: Path
-) -> None:
-    text, sent = driving_dump(200)
-    dump = tmp_path / "hfp-dump.txt"
-    dump.write_text(text, encoding="utf-8")
-    connector = ConnectorProcess(vehicles, tmp_path / "connector.log", "--report-every", "0")
-    connector.start()
-    try:
-        replay = run_cli(
-            "replay", str(dump), "--speed", "0", "--topic-root", vehicles.ingest.client_id,
-            env=settings_environment(vehicles), timeout_s=120,
-        )  # fmt: skip
-        assert replay.exit_code == 0, replay.stderr
-        landed = wait_for_records(vehicles, vehicles.topics.vehicle_positions, len(sent))
-    finally:
-        assert connector.stop() == 0, connector.output()
-    assert landed == len(sent)
-
-    options = GeoJobOptions(
-        available_now=True, checkpoint=tmp_path / "checkpoint", max_offsets_per_trigger=200
-    )
-    query = start_geo_query(spark, vehicles, options)
-    query.awaitTermination(600)
-    assert query.exception() is None, query.exception()
-    batches = [QUERY.batch_metrics(p) for p in query.recentProgress]
-    assert len([b for b in batches if b["records_in"]]) >= 3
-    assert sum(b["no_fix"] for b in batches) == int(sent["lat"].isna().sum())
-    assert sum(b["malformed"] for b in batches) == 0
-    late = Counter(
-        (r["thing"], int(r["phenomenonTime"])) for r in read_json(vehicles, vehicles.topics.late)
-    )
-    spec = geo_spec(vehicles)
-    finals = latest_finals(read_json(vehicles, vehicles.topics.vehicle_cells))
-    last = int(sent["t"].max())
-    certain = {
-        start
-        for start in range(BASE_MS, last, spec.window_ms)
-        if start + spec.window_ms + spec.disorder_ms + spec.window_ms <= last
-    }
-    final_windows = {window for _, window in finals}
-    assert len(certain) >= 2 and certain <= final_windows
-    expected = reference_cells(without(sent, late), spec.resolution, spec.window_ms)
-    assert_same_cells(finals, {k: v for k, v in expected.items() if k[1] in final_windows})
