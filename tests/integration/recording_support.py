@@ -181,7 +181,8 @@ def demo_feed_settings(settings: Settings, name: str, root: str, client_id: str)
         NewTopic(topics.machine_data, topics.machine_data_partitions, 1),
         NewTopic(topics.machine_out, topics.machine_out_partitions, 1),
     ]
-    for future in AdminClient(settings.kafka.client_config()).create_topics(new).values():
+    admin = AdminClient(settings.kafka.client_config())  # kept: its futures die with it
+    for future in admin.create_topics(new).values():
         future.result()
     machine_topic = f"{root}/machine/states"
     processors = {machine_topic: "machine", root + TOPIC_FILTER: "vehicles"}
