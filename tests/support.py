@@ -18,6 +18,7 @@ from statestream.testing import read_committed
 __all__ = [
     "TEST_JVM_ENVIRONMENT",
     "CliResult",
+    "close_wait_sockets",
     "free_ports",
     "granted",
     "influx_query",
@@ -114,3 +115,25 @@ def influx_query(settings, q: str, database: str | None = "") -> list[dict]:
     from statestream.sinks.influx import influx_rows
 
     return influx_rows(settings.influx, q, database)
+
+
+CLOSE_WAIT = "08"  # the state's code in /proc/net/tcp
+
+
+def close_wait_sockets(pid: int) -> int:
+    """How many TCP sockets of process `pid` wait for it to close them: the peer closed its end
+    (CLOSE_WAIT). They grow by one per lost close, the way a leak of sockets shows."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue  # closed meanwhile
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    waiting = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            waiting += fields[3] == CLOSE_WAIT and fields[9] in inodes
+    return waiting
