@@ -9,6 +9,7 @@ from pathlib import Path
 from statestream.chaos.soak import (
     Sample,
     folder_bytes,
+    group_open_files,
     group_rss_mb,
     not_flat,
     queries_state_and_lag,
@@ -43,3 +44,20 @@ def test_memory_and_folder_sizes_are_measured(tmp_path: Path) -> None:
     assert folder_bytes(tmp_path) == 1234
     assert group_rss_mb(os.getpid()) > 10  # this test's own process group (pytest's)
     assert group_rss_mb(None) == 0.0
+
+
+def test_open_files_that_keep_growing_are_not_flat() -> None:
+    samples = [Sample(60.0 * i, {}, 0, 0, 0, {"pipeline": 500 + 300 * i}) for i in range(7)]
+    assert not_flat(samples, rate=20.0) == [
+        "open files of pipeline grew from 1,100 to 2,300 over the last 5 samples"
+    ]
+
+
+def test_a_few_more_open_files_are_noise() -> None:
+    samples = [Sample(60.0 * i, {}, 0, 0, 0, {"kafka": 300 + 10 * i}) for i in range(7)]
+    assert not_flat(samples, rate=20.0) == []
+
+
+def test_the_open_files_of_a_process_group_are_counted() -> None:
+    assert group_open_files(os.getpid()) >= 3  # at least stdin, stdout and stderr
+    assert group_open_files(None) == 0

@@ -51,7 +51,9 @@ from statestream.chaos.report import ChaosOptions, ChaosReport
 from statestream.chaos.schedule import SPARK_WORKER, Kill, kill_schedule
 from statestream.chaos.soak import (
     Sample,
+    ended_on_their_own,
     folder_bytes,
+    group_open_files,
     group_rss_mb,
     not_flat,
     queries_state_and_lag,
@@ -216,17 +218,18 @@ class ChaosRun:
 
     def sample(self, at_s: float) -> Sample:
         """Memory of every part, the queries' state and lag, the checkpoints' size, now."""
-        rss = {"connector": group_rss_mb(_pid(self.connector))}
-        rss["pipeline"] = group_rss_mb(_pid(self.pipeline))
+        pids = {"connector": _pid(self.connector), "pipeline": _pid(self.pipeline)}
         for part in self.parts.values():
             if isinstance(part, ServicePart):
                 for process, service in part.processes().items():
-                    rss[process] = group_rss_mb(service.running_pid())
+                    pids[process] = service.running_pid()
+        rss = {process: group_rss_mb(pid) for process, pid in pids.items()}
+        files = {process: group_open_files(pid) for process, pid in pids.items()}
         state, lag = queries_state_and_lag(
             self.settings.paths.data_dir / "status", _pid(self.pipeline)
         )
         checkpoints = folder_bytes(self.workspace.folder / "checkpoints")
-        return Sample(round(at_s, 1), rss, state, checkpoints, lag)
+        return Sample(round(at_s, 1), rss, state, checkpoints, lag, files)
 
     def published(self) -> Published:
         """The rows, their acknowledgements and Mosquitto's kills, for the checks; with
@@ -296,8 +299,11 @@ def _run(settings: Settings, options: ChaosOptions, say: Say, progress: Say) -> 
         if run.vehicle_load is not None:
             report.vehicle_rate_held = run.vehicle_load.rate_held
         report.samples = run.samples
-        if options.kills == 0:  # a soak: memory, state, checkpoints and lag must settle
+        if options.kills == 0:  # a soak: memory, files, state, checkpoints and lag settle
             report.problems += not_flat(run.samples, options.rate)
+            report.problems += ended_on_their_own(
+                {name: counts.exits for name, counts in run.counts().items()}
+            )
         report.problems += _load_problems(run)
         report.checks = check_run(
             workspace.settings, run.published(), run.outages, say, run.sink_batches.ended_ms

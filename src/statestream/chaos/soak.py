@@ -1,13 +1,16 @@
 """What a chaos run samples each minute, and, for a soak (`--kills 0`), whether it stayed flat.
 
-Each sample holds the resident memory of every part (a process group: the pipeline's driver JVM
-and its Python workers count together), the state the run's queries hold (RocksDB's files, as
-their progress reports give them), the size of the run's checkpoints on disk, and the Kafka lag
-of its queries (records between what their last batch read and the topics' ends at that batch).
+Each sample holds the resident memory and the open files (descriptors: files, sockets, pipes) of
+every part (a process group: the pipeline's driver JVM and its Python workers count together;
+a leak of sockets shows in its files long before the part runs out of them), the state the
+run's queries hold (RocksDB's files, as their progress reports give them), the size of the run's
+checkpoints on disk, and the Kafka lag of its queries (records between what their last batch
+read and the topics' ends at that batch).
 
 A run without kills should reach a steady state: over its last `SETTLED_MINUTES` (the last two
-thirds of a shorter run) memory, state and checkpoints may not grow by more than `FLAT`, and the
-lag may not exceed `LAG_S` seconds of the load.
+thirds of a shorter run) memory, open files, state and checkpoints may not grow by more than
+`FLAT` (open files: and by more than `FILES_NOISE`), the lag may not exceed `LAG_S` seconds of
+the load, and no part may have ended on its own (`ended_on_their_own`).
 
     >>> flat = [Sample(60.0 * i, {"pipeline": 900.0}, 10_000, 5_000, 40) for i in range(7)]
     >>> not_flat(flat, rate=20.0)
@@ -22,13 +25,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 SETTLED_MINUTES = 40
 FLAT = 0.10  # growth allowed over the settled part of a soak
 LAG_S = 30.0  # the most lag a soak may show, in seconds of its load
+FILES_NOISE = 100  # open files a part may gain anyway (connections, state store files)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -39,6 +43,7 @@ class Sample:
     state_bytes: int
     checkpoint_bytes: int
     lag_records: int
+    open_files: Mapping[str, int] = field(default_factory=dict)  # per part
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "rss_mb": {k: round(v, 1) for k, v in self.rss_mb.items()}}
@@ -62,6 +67,38 @@ def group_rss_mb(pid: int | None) -> float:
         except (ProcessLookupError, FileNotFoundError, IndexError, ValueError, OSError):
             continue
     return pages * PAGE / 1e6
+
+
+def group_open_files(pid: int | None) -> int:
+    """Open file descriptors of process `pid`'s process group (0 when it is not running)."""
+    if pid is None:
+        return 0
+    try:
+        group = os.getpgid(pid)
+    except ProcessLookupError:
+        return 0
+    files = 0
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and os.getpgid(int(entry.name)) == group:
+                files += len(os.listdir(entry / "fd"))
+        except (ProcessLookupError, FileNotFoundError, PermissionError, OSError):
+            continue
+    return files
+
+
+def ended_on_their_own(exits: Mapping[str, int]) -> list[str]:
+    """A soak's parts that ended without a kill (`exits` per part), each a problem: a part
+    that must be started again under steady load has a fault (a leak, a crash) to find.
+
+    >>> ended_on_their_own({"pipeline": 1, "kafka": 0})
+    ['pipeline ended on its own 1 time(s) without a kill: see its log']
+    """
+    return [
+        f"{part} ended on its own {count} time(s) without a kill: see its log"
+        for part, count in exits.items()
+        if count
+    ]
 
 
 def folder_bytes(folder: Path) -> int:
@@ -128,6 +165,13 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
         for what, before, after in series
         if before > 0 and after > before * (1 + FLAT)
     ]
+    for part, after in last.open_files.items():
+        before = first.open_files.get(part, 0)
+        if before > 0 and after > before * (1 + FLAT) and after - before > FILES_NOISE:
+            problems.append(
+                f"open files of {part} grew from {before:,} to {after:,} over the last "
+                f"{len(settled)} samples"
+            )
     most_lag = max(sample.lag_records for sample in settled)
     if most_lag > LAG_S * rate:
         problems.append(f"Kafka lag reached {most_lag:,} records (> {LAG_S:.0f} s of the load)")

@@ -59,7 +59,7 @@ def chaos(
             "--kills",
             min=0,
             help="At most this many kills (default: the schedule's, about one every 25 s). "
-            "0 makes the run a soak: memory, state, checkpoints and lag must settle.",
+            "0 makes the run a soak: memory, open files, state, checkpoints and lag must settle.",
         ),
     ] = None,
     as_json: Annotated[
@@ -92,10 +92,11 @@ def chaos(
     them; one lost at any other moment fails the run, and so does a simulator that did not hold
     95 % of its rate (--rate, or --vehicles positions a second).
 
-    Each minute it samples the memory of every part, the queries' state and Kafka lag and the
-    checkpoints' size (printed at the end). With --kills 0 the run is a soak: over its last 40
-    minutes (the last two thirds of a shorter run) memory, state and checkpoints may not grow by
-    more than 10 % and the lag may not exceed 30 s of the load, or the run fails.
+    Each minute it samples the memory and open files of every part, the queries' state and
+    Kafka lag and the checkpoints' size (printed at the end). With --kills 0 the run is a soak:
+    over its last 40 minutes (the last two thirds of a shorter run) memory, open files, state
+    and checkpoints may not grow by more than 10 %, the lag may not exceed 30 s of the load and
+    no part may end on its own, or the run fails.
 
     The run has its own topics (chaos.RUN.*), InfluxDB database and checkpoints, removed when
     it passes, kept (and named) when it fails. Exit code 0 when nothing was lost outside
@@ -195,12 +196,14 @@ def _vehicle_rows(table: Table, vehicles: VehicleChecks) -> None:
 def _samples_table(report: ChaosReport) -> Table:
     table = Table(title="each minute")
     parts = list(report.samples[-1].rss_mb)
-    for column in ("s", *(f"{part} MB" for part in parts), "state MB", "checkpoints MB", "lag"):
+    columns = ("s", *(f"{part} MB" for part in parts), "pipeline files", "state MB")
+    for column in (*columns, "checkpoints MB", "lag"):
         table.add_column(column, justify="right")
     for sample in report.samples:
         table.add_row(
             f"{sample.at_s:.0f}",
             *(f"{sample.rss_mb.get(part, 0.0):,.0f}" for part in parts),
+            f"{sample.open_files.get('pipeline', 0):,}",
             f"{sample.state_bytes / 1e6:,.1f}",
             f"{sample.checkpoint_bytes / 1e6:,.1f}",
             f"{sample.lag_records:,}",
