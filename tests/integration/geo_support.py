@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import h3
 import numpy as np
@@ -12,12 +13,27 @@ from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from statestream.config import Settings
+from statestream.ingest.hfp import TOPIC_FILTER
+from statestream.ingest.mqtt import forget_session
 from statestream.ingest.vehicle_positions import VehiclePosition, vehicle_codec_for
 from statestream.queries.geo.verify import final_figures
+from tests.integration.ingest_support import delete_topics
 from tests.support import granted, read_committed
 
 BASE_MS = 1_764_051_300_000  # a whole minute: 2025-11-25 06:15 UTC
 GEO_TOPICS = ("vehicle_positions", "vehicle_cells", "vehicle_alerts", "late", "dead_letter")
+
+
+def vehicle_connector_settings(settings: Settings, name: str) -> Iterator[Settings]:
+    """A fixture's body: `settings` with new vehicle topics named after `name` and a connector
+    (client id `name`) whose only processor takes the HFP root `name`; its MQTT session and the
+    topics are removed after the test."""
+    test = geo_topic_settings(settings, name)
+    processors = {name + TOPIC_FILTER: "vehicles"}
+    ingest = test.ingest.model_copy(update={"client_id": name, "processors": processors})
+    yield test.model_copy(update={"ingest": ingest})
+    forget_session(test.mqtt, name)
+    delete_topics(test, *(getattr(test.topics, role) for role in GEO_TOPICS))
 
 
 def geo_topic_settings(settings: Settings, name: str, partitions: int = 3) -> Settings:

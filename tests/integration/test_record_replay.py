@@ -22,11 +22,11 @@ import pytest
 from statestream.config import Settings, settings_environment
 from statestream.ingest import SAMPLE_FILE, RawEvent, file_lines
 from statestream.ingest.connector_process import ConnectorProcess
-from statestream.ingest.hfp import TOPIC_FILTER, VehiclePositionProcessor
+from statestream.ingest.hfp import VehiclePositionProcessor
 from statestream.ingest.mqtt import forget_session
 from statestream.ingest.vehicle_positions import vehicle_codec_for
-from tests.integration.geo_support import geo_topic_settings
-from tests.integration.ingest_support import delete_topics, read_records, wait_for_records
+from tests.integration.geo_support import vehicle_connector_settings
+from tests.integration.ingest_support import read_records, wait_for_records
 from tests.integration.recording_support import (
     RecorderProcess,
     RecorderThread,
@@ -139,28 +139,7 @@ def test_copies_replay_side_by_side_as_other_machines(
 @pytest.fixture
 def vehicles(local_services: Settings, unique_name: str) -> Iterator[Settings]:
     """This test's vehicle topics, and a connector whose only processor takes its HFP root."""
-    settings = geo_topic_settings(local_services, unique_name)
-    settings = settings.model_copy(
-        update={
-            "ingest": settings.ingest.model_copy(
-                update={
-                    "client_id": unique_name,
-                    "processors": {unique_name + TOPIC_FILTER: "vehicles"},
-                }
-            )
-        }
-    )
-    yield settings
-    forget_session(settings.mqtt, unique_name)
-    topics = settings.topics
-    delete_topics(
-        settings,
-        topics.vehicle_positions,
-        topics.vehicle_cells,
-        topics.vehicle_alerts,
-        topics.late,
-        topics.dead_letter,
-    )
+    yield from vehicle_connector_settings(local_services, unique_name)
 
 
 def _dump_messages(text: str, root: str) -> list[tuple[str, bytes]]:

@@ -17,20 +17,18 @@ import pytest
 
 from statestream.config import Settings
 from statestream.ingest.connector_process import ConnectorProcess
-from statestream.ingest.hfp import TOPIC_FILTER
-from statestream.ingest.mqtt import forget_session
 from statestream.ingest.vehicle_delivery import VehicleSimulation, run_vehicle_simulation
 from statestream.queries.geo import QUERY
 from statestream.queries.geo.job import GeoJobOptions, geo_spec, start_geo_query
 from tests.integration.geo_support import (
     BASE_MS,
     assert_same_cells,
-    geo_topic_settings,
     latest_finals,
     read_json,
     reference_cells,
+    vehicle_connector_settings,
 )
-from tests.integration.ingest_support import delete_topics, wait_for_records
+from tests.integration.ingest_support import wait_for_records
 
 pytestmark = pytest.mark.integration
 
@@ -40,28 +38,7 @@ SIMULATION = VehicleSimulation(vehicles=10, duration_s=210, seed=17, start_ms=BA
 @pytest.fixture
 def chain(local_services: Settings, unique_name: str) -> Iterator[Settings]:
     """This test's vehicle topics, and a connector whose only processor takes its HFP root."""
-    settings = geo_topic_settings(local_services, unique_name)
-    settings = settings.model_copy(
-        update={
-            "ingest": settings.ingest.model_copy(
-                update={
-                    "client_id": unique_name,
-                    "processors": {unique_name + TOPIC_FILTER: "vehicles"},
-                }
-            )
-        }
-    )
-    yield settings
-    forget_session(settings.mqtt, unique_name)
-    topics = settings.topics
-    delete_topics(
-        settings,
-        topics.vehicle_positions,
-        topics.vehicle_cells,
-        topics.vehicle_alerts,
-        topics.late,
-        topics.dead_letter,
-    )
+    yield from vehicle_connector_settings(local_services, unique_name)
 
 
 def test_simulated_feed_through_mqtt_and_the_connector_gives_the_reference_cells(

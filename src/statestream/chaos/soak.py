@@ -51,40 +51,42 @@ class Sample:
 
 def group_rss_mb(pid: int | None) -> float:
     """Resident memory of process `pid`'s process group, in MB (0 when it is not running)."""
-    if pid is None:
-        return 0.0
-    try:
-        group = os.getpgid(pid)
-    except ProcessLookupError:
-        return 0.0
     pages = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for process in _group_of(pid):
         try:
-            if os.getpgid(int(entry.name)) == group:
-                pages += int((entry / "statm").read_text().split()[1])
-        except (ProcessLookupError, FileNotFoundError, IndexError, ValueError, OSError):
-            continue
+            pages += int((process / "statm").read_text().split()[1])
+        except (FileNotFoundError, IndexError, ValueError, OSError):
+            continue  # ended meanwhile
     return pages * PAGE / 1e6
 
 
 def group_open_files(pid: int | None) -> int:
     """Open file descriptors of process `pid`'s process group (0 when it is not running)."""
+    files = 0
+    for process in _group_of(pid):
+        try:
+            files += len(os.listdir(process / "fd"))
+        except OSError:
+            continue  # ended meanwhile
+    return files
+
+
+def _group_of(pid: int | None) -> list[Path]:
+    """The /proc folders of the processes in process `pid`'s group (none when it is gone)."""
     if pid is None:
-        return 0
+        return []
     try:
         group = os.getpgid(pid)
     except ProcessLookupError:
-        return 0
-    files = 0
+        return []
+    members = []
     for entry in Path("/proc").iterdir():
         try:
             if entry.name.isdigit() and os.getpgid(int(entry.name)) == group:
-                files += len(os.listdir(entry / "fd"))
-        except (ProcessLookupError, FileNotFoundError, PermissionError, OSError):
+                members.append(entry)
+        except (ProcessLookupError, OSError):
             continue
-    return files
+    return members
 
 
 def ended_on_their_own(exits: Mapping[str, int]) -> list[str]:
