@@ -8,9 +8,11 @@ checkpoints on disk, and the Kafka lag of its queries (records between what thei
 read and the topics' ends at that batch).
 
 A run without kills should reach a steady state: over its last `SETTLED_MINUTES` (the last two
-thirds of a shorter run) memory, open files, state and checkpoints may not grow by more than
-`FLAT` (open files: and by more than `FILES_NOISE`), the lag may not exceed `LAG_S` seconds of
-the load, and no part may have ended on its own (`ended_on_their_own`).
+thirds of a shorter run; each figure's peak in the first third of those samples against its peak
+in the last third, so that a sawtooth of a garbage collector or a cache is flat) memory, open
+files, state and checkpoints may not grow by more than `FLAT` (open files: and by more than
+`FILES_NOISE`), the lag may not exceed `LAG_S` seconds of the load, and no part may have ended
+on its own (`ended_on_their_own`).
 
     >>> flat = [Sample(60.0 * i, {"pipeline": 900.0}, 10_000, 5_000, 40) for i in range(7)]
     >>> not_flat(flat, rate=20.0)
@@ -154,24 +156,28 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
     settled = _settled(samples)
     if len(settled) < 2:
         return []
-    first, last = settled[0], settled[-1]
+    third = max(1, len(settled) // 3)  # each figure's peak early against its peak late
+
+    def peaks(values: Sequence[float]) -> tuple[float, float]:
+        return max(values[:third]), max(values[-third:])
+
     series = [
-        (f"memory of {part}", first.rss_mb.get(part, 0.0), last.rss_mb[part])
-        for part in last.rss_mb
+        (f"memory of {part}", *peaks([sample.rss_mb.get(part, 0.0) for sample in settled]))
+        for part in settled[-1].rss_mb
     ]
-    series.append(("state", first.state_bytes / 1e6, last.state_bytes / 1e6))
-    series.append(("checkpoints", first.checkpoint_bytes / 1e6, last.checkpoint_bytes / 1e6))
+    series.append(("state", *peaks([sample.state_bytes / 1e6 for sample in settled])))
+    series.append(("checkpoints", *peaks([sample.checkpoint_bytes / 1e6 for sample in settled])))
     problems = [
         f"{what} grew {(after / before - 1) * 100:.0f} % over the last {len(settled)} samples "
         f"(from {before:,.0f} to {after:,.0f} MB)"
         for what, before, after in series
         if before > 0 and after > before * (1 + FLAT)
     ]
-    for part, after in last.open_files.items():
-        before = first.open_files.get(part, 0)
-        if before > 0 and after > before * (1 + FLAT) and after - before > FILES_NOISE:
+    for part in settled[-1].open_files:
+        first, last = peaks([sample.open_files.get(part, 0) for sample in settled])
+        if first > 0 and last > first * (1 + FLAT) and last - first > FILES_NOISE:
             problems.append(
-                f"open files of {part} grew from {before:,} to {after:,} over the last "
+                f"open files of {part} grew from {first:,.0f} to {last:,.0f} over the last "
                 f"{len(settled)} samples"
             )
     most_lag = max(sample.lag_records for sample in settled)
