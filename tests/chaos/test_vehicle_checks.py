@@ -40,7 +40,7 @@ def test_the_vehicle_load_keeps_each_message_and_its_acknowledgement(tmp_path: P
     load = VehicleLoad(settings, vehicles=4, seed=3, root=vehicle_root(RUN))
     kept = load._kept()
     sent = [next(kept) for _ in range(10)]
-    assert load.messages == sent and load.rate == 4.0
+    assert list(load.messages) == sent and load.rate == 4.0
     assert all(topic.startswith(f"statestream-chaos/{RUN}/hfp/v2/") for topic, _ in sent)
     assert all(math.isnan(at) for at in load.acknowledged_at)
     load._acknowledged([0, 3])

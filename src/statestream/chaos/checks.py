@@ -31,6 +31,7 @@ from statestream.chaos.keys import (
     scan_out,
 )
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
+from statestream.chaos.message_log import Messages
 from statestream.chaos.recovery import Outage, recovery_times
 from statestream.chaos.vehicle_checks import VehicleChecks, VehiclesPublished, check_vehicles
 from statestream.config import Settings
@@ -94,7 +95,7 @@ class Published:
     when it started (wall-clock seconds), and the Mosquitto kills of the run; with vehicles,
     what the vehicle simulator published (None: a run of the machines only)."""
 
-    rows: Sequence[bytes]
+    rows: Messages[bytes]
     acknowledged_at: Sequence[float]
     started_at: float
     broker_kills: Sequence[BrokerKill] = ()

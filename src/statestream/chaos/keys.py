@@ -12,12 +12,12 @@ keys: below 10⁻⁵ for ten million, and a loss could hide only behind such a c
 from __future__ import annotations
 
 import io
-import json
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+import orjson
 
 from statestream.config import Settings
 from statestream.exactly_once.read import iter_records
@@ -60,7 +60,7 @@ def point_hash(thing: str, quantity: str, time_us: int) -> int:
     return hash((thing, quantity, time_us))
 
 
-def row_keys(rows: Sequence[bytes], topic: str) -> tuple[np.ndarray, np.ndarray]:
+def row_keys(rows: Iterable[bytes], topic: str) -> tuple[np.ndarray, np.ndarray]:
     """The keys of the records the connector makes of each row (its own processor; none of a
     row it refuses), and for each key the number of its row."""
     processor = MachineRowProcessor()
@@ -90,7 +90,7 @@ def scan_data(settings: Settings) -> DataScan:
     """One read of machine.data, keeping a key and a timestamp per record."""
     keys, written, quantities = array("q"), array("q"), set()
     for (_, _, value), stamp in iter_records(settings, settings.topics.machine_data):
-        record = json.loads(value)
+        record = orjson.loads(value)
         keys.append(record_hash(record))
         written.append(stamp)
         quantities.add(record["quantity"])
@@ -129,7 +129,7 @@ def scan_out(settings: Settings) -> OutScan:
     """One read of machine.out, keeping a key and two times per pair."""
     keys, sent, written = array("q"), array("d"), array("q")
     for (_, _, value), stamp in iter_records(settings, settings.topics.machine_out):
-        pair = json.loads(value)
+        pair = orjson.loads(value)
         keys.append(pair_hash(pair))
         sent.append(max(pair["left"]["phenomenonTime"], pair["right"]["phenomenonTime"]))
         written.append(stamp)
@@ -162,7 +162,7 @@ class _PairKeys(io.StringIO):
         *lines, self._partial = (self._partial + text).split("\n")
         for line in lines:
             if line:
-                self._keep(json.loads(line))
+                self._keep(orjson.loads(line))
         return len(text)
 
     def _keep(self, pair: dict) -> None:

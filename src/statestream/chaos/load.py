@@ -8,9 +8,10 @@ HFP topic under the run's root; its feed is a perfect one (`FeedFaults.none()`: 
 no disorder, no tunnels, always a fix), so that what reaches Kafka late or twice is the kills'
 doing. Both publish at QoS 1 through the same `publish_to_mqtt` as `statestream simulate`: when
 Mosquitto is killed they connect again and send once more what the broker had not acknowledged.
-Each keeps when the broker acknowledged each message (wall-clock seconds): a message lost after
-its acknowledgement is Mosquitto's if the acknowledgement came after Mosquitto's last save
-before a kill (`loss_window`).
+Each keeps its messages compressed (`message_log`: an hour's soak holds millions) and when the
+broker acknowledged each (wall-clock seconds, a flat array of doubles): a message lost after its
+acknowledgement is Mosquitto's if the acknowledgement came after Mosquitto's last save before a
+kill (`loss_window`).
 
 At the end, `close_the_windows` writes one position without a fix, of a vehicle of its own, a
 window and the disorder ahead, straight to the positions topic: the closing `run pipeline
@@ -25,11 +26,13 @@ from __future__ import annotations
 import math
 import threading
 import time
+from array import array
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 from confluent_kafka import Producer
 
+from statestream.chaos.message_log import MessageLog
 from statestream.codecs.bad_input import now_ms
 from statestream.config import Settings
 from statestream.errors import ServiceError
@@ -61,8 +64,8 @@ class PublishingLoad(Generic[Message]):
     def __init__(
         self, settings: Settings, topic: str | None, source: Iterator[Message], rate: float
     ) -> None:
-        self.messages: list[Message] = []
-        self.acknowledged_at: list[float] = []  # per message; NaN until the broker acknowledged
+        self.messages: MessageLog[Message] = MessageLog()
+        self.acknowledged_at = array("d")  # per message; NaN until the broker acknowledged
         self.started_at = math.nan  # wall-clock seconds of the first and after the last message
         self.stopped_at = math.nan
         self.error: Exception | None = None
@@ -153,7 +156,7 @@ class SimulatorLoad(PublishingLoad[bytes]):
         super().__init__(settings, settings.mqtt.topic, plan.payloads(), rate)
 
     @property
-    def rows(self) -> list[bytes]:
+    def rows(self) -> MessageLog[bytes]:
         return self.messages
 
 

@@ -27,7 +27,6 @@ every change, which narrows the window to the messages of one pass of its loop a
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import subprocess
@@ -35,6 +34,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+import orjson
 
 from statestream.chaos.arrivals import Awaited, wait_for_arrivals
 from statestream.chaos.checks import Published, check_run
@@ -253,11 +253,12 @@ class ChaosRun:
         position on the positions topic (`arrivals`)."""
         topics = self.settings.topics
         self._row_keys = row_keys(self.load.rows, self.settings.mqtt.topic)  # the checks' too
-        awaited = [Awaited(topics.machine_data, set(self._row_keys[0].tolist()), _record_key)]
+        awaited = [Awaited(topics.machine_data, self._row_keys[0], _record_key)]
         if self.vehicle_load is not None:
             positions = message_positions(self.vehicle_load.messages)
-            keys = position_keys(self.settings.ingest.envelope)
-            awaited.append(Awaited(topics.vehicle_positions, {p for p in positions if p}, keys))
+            expected = np.array([hash(p) for p in positions if p], np.int64)
+            key = position_keys(self.settings.ingest.envelope)
+            awaited.append(Awaited(topics.vehicle_positions, expected, lambda v: hash(key(v))))
         wait_for_arrivals(self.settings, awaited, self.connector.restart_if_ended)
 
     def _progress(self, now: float) -> str:
@@ -354,7 +355,7 @@ def _wait_for_line(part: ChildPart, text: str, timeout_s: float) -> None:
 
 
 def _record_key(value: bytes) -> int:
-    return record_hash(json.loads(value))
+    return record_hash(orjson.loads(value))
 
 
 def _load_problems(run: ChaosRun) -> list[str]:

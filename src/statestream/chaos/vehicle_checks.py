@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from statestream.chaos.loss_window import BrokerKill, WindowLoss, lost_outside, window_losses
+from statestream.chaos.message_log import Messages
 from statestream.config import Settings
 from statestream.exactly_once.read import read_records
 from statestream.ingest.base import EventRejected, RawEvent
@@ -39,7 +40,7 @@ class VehiclesPublished:
     """What the vehicle simulator published: (topic, payload) messages and when the broker
     acknowledged each (wall-clock seconds; NaN: never)."""
 
-    messages: Sequence[tuple[str, bytes]]
+    messages: Messages[tuple[str, bytes]]
     acknowledged_at: Sequence[float]
 
 
@@ -97,7 +98,7 @@ def check_vehicles(
     )
 
 
-def message_positions(messages: Sequence[tuple[str, bytes]]) -> list[PositionKey | None]:
+def message_positions(messages: Iterable[tuple[str, bytes]]) -> list[PositionKey | None]:
     """The position the connector makes of each (topic, payload) message (its own processor);
     None for a message it refuses."""
     processor = VehiclePositionProcessor()
