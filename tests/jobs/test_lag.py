@@ -17,6 +17,7 @@ from statestream.jobs.lag import (
     kafka_end_offsets,
     lag,
     partitions_to_ask,
+    progress_lag,
     progress_offsets,
     query_lag,
     query_lags,
@@ -66,6 +67,23 @@ def test_the_offsets_of_a_progress_report_are_its_sources_end_offsets() -> None:
     }
     assert progress_offsets(progress) == {"in": {0: 2100, 1: 3}, "other": {0: 9}}
     assert progress_offsets({}) == {}
+
+
+def test_a_progress_reports_lag_is_each_sources_latest_against_its_end_offsets() -> None:
+    progress = {
+        "sources": [
+            {
+                "endOffset": '{"in":{"0":100,"1":40}}',
+                "latestOffset": {"in": {"0": 130, "1": 45, "2": 9}},  # 2: no end offset yet
+            },
+            {"endOffset": {"in": {"0": 120}}, "latestOffset": '{"in":{"0":125}}'},  # same topic
+            {"endOffset": {"other": {"0": 9}}, "latestOffset": {"other": {"0": 3}}},  # not < 0
+            {"endOffset": {"logOffset": 3}, "latestOffset": None},  # a file source
+            "not a source",
+        ]
+    }
+    assert progress_lag(progress) == 30 + 5 + 5
+    assert progress_lag({}) == progress_lag({"sources": None}) == 0
 
 
 @pytest.mark.parametrize("value", ["not json", "[1]", '{"t":{"0":"x"}}', '{"t":{"0":true}}'])

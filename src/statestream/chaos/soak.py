@@ -29,7 +29,8 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+
+from statestream.jobs.lag import progress_lag
 
 SETTLED_MINUTES = 40
 FLAT = 0.10  # growth allowed over the settled part of a soak
@@ -132,23 +133,8 @@ def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, in
         for operator in progress.get("stateOperators") or []:
             custom = operator.get("customMetrics") or {}
             state += int(custom.get("rocksdbTotalSSTFilesBytes") or 0)
-        for source in progress.get("sources") or []:
-            lag += _offsets_behind(source.get("endOffset"), source.get("latestOffset"))
+        lag += progress_lag(progress)
     return state, lag
-
-
-def _offsets_behind(end: object, latest: object) -> int:
-    """Records between two Kafka source offsets ({topic: {partition: offset}}, maybe as JSON)."""
-    try:
-        done: Any = json.loads(end) if isinstance(end, str) else end
-        last: Any = json.loads(latest) if isinstance(latest, str) else latest
-        return sum(
-            max(0, int(offset) - int(done[topic][partition]))
-            for topic, partitions in last.items()
-            for partition, offset in partitions.items()
-        )
-    except (TypeError, ValueError, KeyError, AttributeError):
-        return 0
 
 
 def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:

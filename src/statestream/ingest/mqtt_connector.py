@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 
 from statestream.codecs.bad_input import now_ms
 from statestream.config import Settings
-from statestream.errors import ConfigError, ServiceError
+from statestream.errors import ConfigError
 from statestream.ingest.base import Connector, RawEvent
-from statestream.ingest.mqtt import ConnectionLost, MqttConnection, wire
+from statestream.ingest.mqtt import MqttConnection, receive_reconnecting, wire
 from statestream.ingest.mqtt.paho_connection import PahoConnection
 from statestream.ingest.pipeline import IngestPipeline
 
@@ -31,7 +31,6 @@ log = logging.getLogger("statestream.connector")
 SUBSCRIPTION_QOS = 1
 IDLE_WAIT_S = 0.1  # how long to wait for MQTT when nothing is in flight
 BUSY_WAIT_S = 0.002  # … and while Kafka still has to confirm records
-MAX_BACKOFF_S = 30.0
 SHARE_PREFIX = "$share"
 NOT_IN_SHARE_GROUP_NAMES = "/+#"  # a share group's name is one level of a topic filter
 
@@ -93,27 +92,17 @@ class MqttConnector(Connector):
         Raises `ServiceError` when the broker refuses the login or Kafka fails to take a
         record (nothing unconfirmed is acknowledged then).
         """
-        connection = self._connect()  # a refused login or no broker at all: stop here
-        backoff = 1.0
-        while True:
-            try:
-                self._receive(connection, pipeline, stop)
-                return
-            except ConnectionLost as exc:
-                self.reconnects += 1
-                log.warning("%s; reconnecting", exc)
-            while not stop.is_set():
-                try:
-                    connection = self._connect()
-                    backoff = 1.0
-                    break
-                except ServiceError as exc:
-                    log.warning("%s; trying again in %.0f s", exc, backoff)
-                    stop.wait(backoff)
-                    backoff = min(backoff * 2, MAX_BACKOFF_S)
-            else:
-                pipeline.flush()
-                return
+        receive_reconnecting(
+            self._connect,
+            lambda connection: self._receive(connection, pipeline, stop),
+            stop,
+            on_lost=self._count_reconnect,
+            on_stopped=pipeline.flush,
+            log=log,
+        )
+
+    def _count_reconnect(self) -> None:
+        self.reconnects += 1
 
     def _connect(self) -> MqttConnection | PahoConnection:
         self._generation += 1

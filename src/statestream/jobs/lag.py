@@ -9,7 +9,8 @@ progress report, sent after its batch committed, has the same offsets as its sou
 the end offsets are the ones a `read_committed` consumer sees (the last stable offset), which is
 where Spark's source, reading `read_committed`, stops (`end_offsets`).
 
-`statestream status` and the dashboard's health panel both compute a query's lag here:
+`statestream status`, the dashboard's health panel and a chaos run's samples (`progress_lag`)
+all compute a query's lag here:
 
     >>> found = query_lag({"machine.data": {0: 90, 1: 50}}, {"machine.data": {0: 100, 1: 50}})
     >>> found.as_json()
@@ -118,6 +119,25 @@ def progress_offsets(progress: Mapping[str, Any]) -> TopicOffsets:
         if isinstance(source, dict):
             offsets.update(source_offsets(source.get("endOffset")))
     return offsets
+
+
+def progress_lag(progress: Mapping[str, Any]) -> int:
+    """Records a progress report's Kafka sources had yet to read when its batch ended: each
+    source's `latestOffset` (the topics' ends then) against its `endOffset` (what the batch read
+    up to), over the partitions both know, summed; 0 when no source gives both.
+
+    >>> source = {"endOffset": '{"in":{"0":90,"1":7}}', "latestOffset": {"in": {"0": 100, "1": 7}}}
+    >>> progress_lag({"sources": [source, {"endOffset": {"logOffset": 3}}]})
+    10
+    """
+    total = 0
+    for source in progress.get("sources") or []:
+        if isinstance(source, dict):
+            read = source_offsets(source.get("endOffset"))
+            ends = source_offsets(source.get("latestOffset"))
+            behind = query_lag(read, ends)
+            total += behind.total if behind is not None else 0
+    return total
 
 
 def committed_offsets(checkpoint: Path) -> TopicOffsets:

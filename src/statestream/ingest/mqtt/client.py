@@ -12,16 +12,23 @@ certificate verified against `mqtt.ca_file` and its host name.
 
 from __future__ import annotations
 
+import logging
 import select
 import socket
 import ssl
+import threading
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from statestream.config import MqttSettings
 from statestream.errors import ServiceError
 from statestream.ingest.mqtt import wire
 
 RECEIVE_BYTES = 256 * 1024
+MAX_BACKOFF_S = 30.0  # the longest wait between two attempts to reconnect
+
+_Connection = TypeVar("_Connection")
 
 
 class ConnectionLost(ServiceError):
@@ -229,6 +236,45 @@ def _receive_bytes(sock: socket.socket) -> bytes:
     finally:
         sock.settimeout(timeout)
     return b"".join(chunks)
+
+
+def receive_reconnecting(
+    connect: Callable[[], _Connection],
+    receive: Callable[[_Connection], None],
+    stop: threading.Event,
+    *,
+    on_lost: Callable[[], None],
+    on_stopped: Callable[[], object],
+    log: logging.Logger,
+) -> None:
+    """`receive` on a `connect`ed connection until it returns; on `ConnectionLost`, call
+    `on_lost` and connect again, waiting 1 s after a failed attempt, twice as long after each
+    further one (at most `MAX_BACKOFF_S`), until `stop` is set: then call `on_stopped`.
+
+    The first `connect` is not retried: a refused login or no broker at all raises its
+    `ServiceError` here. Warnings go to the caller's `log`.
+    """
+    connection = connect()
+    backoff = 1.0
+    while True:
+        try:
+            receive(connection)
+            return
+        except ConnectionLost as exc:
+            on_lost()
+            log.warning("%s; reconnecting", exc)
+        while not stop.is_set():
+            try:
+                connection = connect()
+                backoff = 1.0
+                break
+            except ServiceError as exc:
+                log.warning("%s; trying again in %.0f s", exc, backoff)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF_S)
+        else:
+            on_stopped()
+            return
 
 
 def forget_session(settings: MqttSettings, client_id: str) -> None:

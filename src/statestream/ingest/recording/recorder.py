@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from statestream.config import Settings
-from statestream.errors import ServiceError
-from statestream.ingest.mqtt import ConnectionLost, MqttConnection, wire
+from statestream.ingest.mqtt import MqttConnection, receive_reconnecting, wire
 from statestream.ingest.mqtt.paho_connection import PahoConnection
 from statestream.ingest.recording.lines import RecordedMessage, RecordingFormatError
 from statestream.ingest.recording.writer import RecordingWriter
@@ -33,7 +32,6 @@ log = logging.getLogger("statestream.recorder")
 SUBSCRIPTION_QOS = 1
 IDLE_WAIT_S = 0.1  # how long to wait for MQTT when nothing waits for the disk
 BUSY_WAIT_S = 0.002  # … and while lines still have to reach it
-MAX_BACKOFF_S = 30.0
 
 
 def recorder_client_id(path: Path) -> str:
@@ -85,27 +83,17 @@ class MqttRecorder:
         Raises `ServiceError` when the broker refuses the login or a subscription, and
         `InputError` when the recording cannot be written (nothing unwritten is acknowledged).
         """
-        connection = self._connect()  # a refused login or no broker at all: stop here
-        backoff = 1.0
-        while True:
-            try:
-                self._receive(connection, stop)
-                return
-            except ConnectionLost as exc:
-                self.counts.reconnects += 1
-                log.warning("%s; reconnecting", exc)
-            while not stop.is_set():
-                try:
-                    connection = self._connect()
-                    backoff = 1.0
-                    break
-                except ServiceError as exc:
-                    log.warning("%s; trying again in %.0f s", exc, backoff)
-                    stop.wait(backoff)
-                    backoff = min(backoff * 2, MAX_BACKOFF_S)
-            else:
-                self.writer.wait_synced()
-                return
+        receive_reconnecting(
+            self._connect,
+            lambda connection: self._receive(connection, stop),
+            stop,
+            on_lost=self._count_reconnect,
+            on_stopped=self.writer.wait_synced,
+            log=log,
+        )
+
+    def _count_reconnect(self) -> None:
+        self.counts.reconnects += 1
 
     def _connect(self) -> MqttConnection | PahoConnection:
         self._generation += 1
