@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from statestream.ingest.mqtt import wire
@@ -56,3 +58,23 @@ def test_what_is_not_mqtt_from_a_broker_is_a_protocol_error() -> None:
         wire.PacketReader().feed(b"\x10\x00")  # CONNECT comes from clients, not brokers
     with pytest.raises(wire.ProtocolError):
         wire.PacketReader().feed(b"\x30\xff\xff\xff\xff\x01")  # remaining length of 5 bytes
+
+
+def test_a_fleet_of_ever_new_topics_keeps_the_reader_small() -> None:
+    """HFP topics name the next stop and the cell: a fleet's never repeat for long. The reader
+    decodes each right and keeps its memory bounded (the soak's connector grew without end)."""
+    reader = wire.PacketReader()
+    hfp = "/hfp/v2/journey/ongoing/vp/bus/0018/{:05}/2550/2/Itäkeskus/7:20/1454125/4/60;24/19/7/3"
+
+    def feed(first: int, count: int) -> None:
+        for n in range(first, first + count):
+            packet = wire.publish_packet(hfp.format(n), b"{}", qos=1, packet_id=n % 65_535 + 1)
+            [read] = reader.feed(packet)
+            assert read.topic == hfp.format(n)
+
+    feed(0, wire.TOPIC_CACHE)
+    tracemalloc.start()
+    feed(wire.TOPIC_CACHE, 10 * wire.TOPIC_CACHE)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert held < wire.TOPIC_CACHE * 1_000  # ten times as many topics kept would be ~4x this

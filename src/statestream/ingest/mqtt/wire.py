@@ -28,6 +28,7 @@ CONNACK_REASONS = {
     5: "not authorized",
 }
 MAX_REMAINING_LENGTH = 268_435_455
+TOPIC_CACHE = 4_096  # decoded topic names kept; HFP's change with every stop and cell passed
 PINGREQ_PACKET = b"\xc0\x00"
 DISCONNECT_PACKET = b"\xe0\x00"
 
@@ -125,7 +126,11 @@ def subscribe_packet(packet_id: int, topic: str, qos: int) -> bytes:
 
 
 class PacketReader:
-    """Cuts the bytes received from the broker into packets; keeps an incomplete tail for later."""
+    """Cuts the bytes received from the broker into packets; keeps an incomplete tail for later.
+
+    The topic names of the last messages are kept decoded (a machine's come again and again),
+    at most `TOPIC_CACHE` of them: a vehicle's HFP topic names its next stop and its cell, so a
+    fleet's distinct topics never stop growing, and an unbounded cache is a leak."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
@@ -162,6 +167,8 @@ class PacketReader:
             topic_end = start + 2 + ((buffer[start] << 8) | buffer[start + 1])
             topic = self._topics.get(bytes(buffer[start + 2 : topic_end]))
             if topic is None:
+                if len(self._topics) >= TOPIC_CACHE:
+                    self._topics.clear()
                 raw_topic = bytes(buffer[start + 2 : topic_end])
                 topic = self._topics[raw_topic] = raw_topic.decode("utf-8", "replace")
             packet_id = 0
