@@ -26,11 +26,13 @@ def test_state_and_lag_come_from_the_last_batches_of_this_process_queries(tmp_pa
         "endOffset": json.dumps({"machine.data": {"0": 100, "1": 40}}),
         "latestOffset": {"machine.data": {"0": 130, "1": 45}},  # 30 + 5 behind
     }
-    state = {"customMetrics": {"rocksdbTotalSSTFilesBytes": 2_000}}
+    # Spark's names (PySpark 4.1's progress of a transformWithState query with RocksDB)
+    state = {"memoryUsedBytes": 9_999, "customMetrics": {"rocksdbSstFileSize": 2_000}}
     _report(tmp_path, "join.run1", 7, {"sources": [source], "stateOperators": [state]})
-    _report(tmp_path, "stats.run1", 7, {"sources": [source], "stateOperators": []})
+    in_memory = {"memoryUsedBytes": 300, "customMetrics": {}}  # a store without RocksDB's files
+    _report(tmp_path, "stats.run1", 7, {"sources": [source], "stateOperators": [in_memory]})
     _report(tmp_path, "join.old", 6, {"sources": [source], "stateOperators": [state]})  # not ours
-    assert queries_state_and_lag(tmp_path, 7) == (2_000, 70)
+    assert queries_state_and_lag(tmp_path, 7) == (2_300, 70)
 
 
 def test_a_lag_that_outgrows_the_load_is_not_flat() -> None:

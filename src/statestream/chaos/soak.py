@@ -121,7 +121,7 @@ def folder_bytes(folder: Path) -> int:
 def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, int]:
     """State bytes and Kafka lag of the queries process `pid` runs, from their last progress
     report (`<query>.<run>.progress`: `stateOperators`, and per source `endOffset` against
-    `latestOffset`)."""
+    `latestOffset`, `jobs.lag`)."""
     state = lag = 0
     for path in status_folder.glob("*.json") if status_folder.is_dir() else []:
         try:
@@ -130,11 +130,16 @@ def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, in
             progress = json.loads(path.with_suffix(".progress").read_text()).get("progress", {})
         except (OSError, ValueError, AttributeError):
             continue
-        for operator in progress.get("stateOperators") or []:
-            custom = operator.get("customMetrics") or {}
-            state += int(custom.get("rocksdbTotalSSTFilesBytes") or 0)
+        state += sum(_state_bytes(operator) for operator in progress.get("stateOperators") or [])
         lag += progress_lag(progress)
     return state, lag
+
+
+def _state_bytes(operator: dict) -> int:
+    """A stateful operator's state: its RocksDB SST files (`rocksdbSstFileSize`), or, in a store
+    without them, the memory its state uses (`memoryUsedBytes`)."""
+    custom = operator.get("customMetrics") or {}
+    return int(custom.get("rocksdbSstFileSize") or operator.get("memoryUsedBytes") or 0)
 
 
 def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
