@@ -210,3 +210,17 @@ def test_asof_join_of_two_streams_on_connect_and_its_flush_are_merge_asof(
     rest = flush_asof(*streams, checkpoint, **options).select("lid", "rid").collect()
     in_order = right.sort_values(["t", "rid"], kind="stable")
     assert found(emitted + rest) == expected(left, in_order, "backward", None, True)
+
+
+def test_a_stream_asof_joined_to_a_static_table_on_connect_is_merge_asof(
+    connect: SparkSession, tmp_path: Path
+) -> None:
+    """A streaming left side with a static right side: each left row matched at once, no state
+    and no flush (a stream-static join), the same rows as `pandas.merge_asof`."""
+    left, right = sides(seed=23, rows=100)
+    write_chunks(left, tmp_path / "left", np.array([30, 70]))
+    stream = stream_of(connect, tmp_path / "left", connect.createDataFrame(left))
+    joined = asof_join(stream, connect.createDataFrame(right), on="t", by="k", direction="forward")
+    name = f"asof_static_{uuid.uuid4().hex[:8]}"
+    emitted = run_to_end(joined.select("lid", "rid"), tmp_path / "checkpoint", name, connect)
+    assert found(emitted) == expected(left, right, "forward", None, True)
