@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
-from statestream.cli._common import console, settings_from
+from statestream.cli._common import console, err_console, settings_from
 
 if TYPE_CHECKING:
     from statestream.chaos import ChaosReport
@@ -63,7 +65,11 @@ def chaos(
         ),
     ] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON object instead of the table.")
+        bool,
+        typer.Option(
+            "--json",
+            help="Print one JSON object instead of the table (the steps still go to stderr).",
+        ),
     ] = False,
 ) -> None:
     """Run the whole pipeline under steady load and kill -9 its parts, then check the output.
@@ -114,9 +120,9 @@ def chaos(
         kills=kills,
         vehicles=vehicles,
     )
-    say = (lambda _text: None) if as_json else _say
-    with console.status("starting …") as status:
-        report = run_chaos(settings, options, say, (lambda _t: None) if as_json else status.update)
+    shown = err_console if as_json else console  # stdout holds only the JSON then
+    with shown.status("starting …") as status:
+        report = run_chaos(settings, options, _say_on(shown), status.update)
     if as_json:
         print(json.dumps(report.to_json()))
     else:
@@ -130,8 +136,11 @@ def chaos(
     raise typer.Exit(0 if report.passed else 1)
 
 
-def _say(text: str) -> None:
-    console.print(text, highlight=False, markup=False, soft_wrap=True)
+def _say_on(shown: Console) -> Callable[[str], None]:
+    def say(text: str) -> None:
+        shown.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    return say
 
 
 def _table(report: ChaosReport) -> Table:
