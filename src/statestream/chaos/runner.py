@@ -58,7 +58,12 @@ from statestream.chaos.soak import (
     not_flat,
     queries_state_and_lag,
 )
-from statestream.chaos.vehicle_checks import VehiclesPublished, message_positions, position_keys
+from statestream.chaos.vehicle_checks import (
+    PositionKey,
+    VehiclesPublished,
+    message_positions,
+    position_keys,
+)
 from statestream.chaos.workspace import (
     Workspace,
     new_workspace,
@@ -112,6 +117,7 @@ class ChaosRun:
         self.outages: list[Outage] = []
         self.sink_batches = SinkBatches(settings.paths.data_dir / "status")
         self._row_keys: tuple[np.ndarray, np.ndarray] | None = None  # made once the load stops
+        self._positions: list[PositionKey | None] | None = None  # the vehicles', likewise
         self.load = SimulatorLoad(self.settings, options.rate, options.things, options.seed)
         self.vehicle_load = (
             VehicleLoad(
@@ -244,7 +250,7 @@ class ChaosRun:
             mosquitto.broker_kills,
             None
             if vehicles is None
-            else VehiclesPublished(vehicles.messages, vehicles.acknowledged_at),
+            else VehiclesPublished(vehicles.messages, vehicles.acknowledged_at, self._positions),
             self._row_keys,
         )
 
@@ -255,7 +261,7 @@ class ChaosRun:
         self._row_keys = row_keys(self.load.rows, self.settings.mqtt.topic)  # the checks' too
         awaited = [Awaited(topics.machine_data, self._row_keys[0], _record_key)]
         if self.vehicle_load is not None:
-            positions = message_positions(self.vehicle_load.messages)
+            self._positions = positions = message_positions(self.vehicle_load.messages)
             expected = np.array([hash(p) for p in positions if p], np.int64)
             key = position_keys(self.settings.ingest.envelope)
             awaited.append(Awaited(topics.vehicle_positions, expected, lambda v: hash(key(v))))

@@ -38,10 +38,12 @@ CellPointFigures = tuple[float, float, float]  # final (1.0 or 0.0), positions, 
 @dataclass(frozen=True)
 class VehiclesPublished:
     """What the vehicle simulator published: (topic, payload) messages and when the broker
-    acknowledged each (wall-clock seconds; NaN: never)."""
+    acknowledged each (wall-clock seconds; NaN: never); `positions`, the messages'
+    `message_positions` if already made (the runner's wait for them made them)."""
 
     messages: Messages[tuple[str, bytes]]
     acknowledged_at: Sequence[float]
+    positions: Sequence[PositionKey | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,9 @@ def check_vehicles(
 ) -> VehicleChecks:
     """Compare what the published messages should have become with what is there."""
     topics = settings.topics
-    per_message = message_positions(published.messages)
+    per_message = published.positions
+    if per_message is None:
+        per_message = message_positions(published.messages)
     expected = {key for key in per_message if key is not None}
     present = Counter(topic_positions(settings))
     missing = expected - present.keys()
