@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from statestream.stats import StatsSpec
-from statestream.stats.reference import reference_statistics
+from statestream.stats.reference import power_frame, reference_statistics
 from tests.stats.driver import BASE_MS, run_statistics
 
 # short windows and few distinct times make ties, window edges and late records common
@@ -40,3 +40,19 @@ def test_any_order_and_split_equals_the_reference(records, batch_size, restore) 
     assert got.levels == expected.levels
     assert got.duty == pytest.approx(expected.duty)
     assert all(np.isfinite(list(got.duty.values())))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_record, max_size=60))
+def test_the_pairs_frame_with_categories_gives_the_reference_of_plain_strings(records) -> None:
+    """`power_frame` (what chaos checks with: thing and component as categories) changes no
+    figure of the reference."""
+    pairs = [
+        {"thing": thing, "quantity": f"power_{component}", "phenomenonTime": t, "result": power}
+        for thing, component, t, power in records
+    ]
+    plain = pd.DataFrame(records, columns=["thing", "component", "t", "power"])
+    expected = reference_statistics(plain, SPEC)
+    got = reference_statistics(power_frame(pairs), SPEC)
+    assert got.late.tolist() == expected.late.tolist()
+    assert (got.levels, got.duty) == (expected.levels, expected.duty)

@@ -32,16 +32,14 @@ def reference_statistics(records: pd.DataFrame, spec: StatsSpec) -> ReferenceSta
     """The final window results of `records` (thing, component, t [ms], power [W]) in arrival
     order: windows the series' final watermark has passed, late records excluded."""
     frame = records.reset_index(drop=True)
-    series = frame.groupby(["thing", "component"], sort=False)["t"]
+    series = frame.groupby(["thing", "component"], sort=False, observed=True)["t"]
     seen_before = series.transform(lambda t: t.cummax().shift(1, fill_value=-np.inf))
     late = frame["t"] < seen_before - spec.out_of_orderness_ms - spec.allowed_lateness_ms
     accepted = frame[~late].copy()
     if accepted.empty:
         return ReferenceStatistics({}, {}, late.to_numpy(dtype=bool))
-    watermark = accepted.groupby(["thing", "component"])["t"].max() - spec.out_of_orderness_ms
-    accepted["watermark"] = [
-        watermark[key] for key in zip(accepted.thing, accepted.component, strict=True)
-    ]
+    final = accepted.groupby(["thing", "component"], observed=True)["t"].transform("max")
+    accepted["watermark"] = final - spec.out_of_orderness_ms
     return ReferenceStatistics(
         _levels(accepted, spec), _duty(accepted, spec), late.to_numpy(dtype=bool)
     )
@@ -49,7 +47,8 @@ def reference_statistics(records: pd.DataFrame, spec: StatsSpec) -> ReferenceSta
 
 def power_frame(pairs: Iterable[dict]) -> pd.DataFrame:
     """Joined pairs (in arrival order per series) as records for the reference; `pairs` is
-    read once (a generator of millions keeps no more than the four columns)."""
+    read once (a generator of millions keeps no more than the four columns), the thing and the
+    component as categories (a byte each: an hour of chaos holds millions of them)."""
     things: list[str] = []
     components: list[str] = []
     times: list[float] = []
@@ -61,8 +60,8 @@ def power_frame(pairs: Iterable[dict]) -> pd.DataFrame:
         powers.append(p["result"])
     return pd.DataFrame(
         {
-            "thing": things,
-            "component": components,
+            "thing": pd.Categorical(things),
+            "component": pd.Categorical(components),
             "t": np.array(times, dtype=np.float64),
             "power": np.array(powers, dtype=np.float64),
         }
@@ -93,7 +92,7 @@ def _levels(accepted: pd.DataFrame, spec: StatsSpec) -> dict[SeriesWindow, list[
     )
     frame = frame[frame["window_start"] + spec.window_ms <= frame["watermark"]]
     counts = (
-        frame.groupby(["thing", "component", "window_start", "level"], observed=False)
+        frame.groupby(["thing", "component", "window_start", "level"], observed=True)
         .size()
         .unstack("level", fill_value=0)
     )
@@ -112,6 +111,7 @@ def _duty(accepted: pd.DataFrame, spec: StatsSpec) -> dict[SeriesWindow, float]:
         accepted.assign(window_start=pane - k * slide, high=high) for k in range(length // slide)
     )
     windows = windows[windows["window_start"] + length <= windows["watermark"]]
-    high_records = windows.groupby(["thing", "component", "window_start"])["high"].sum()
+    keys = ["thing", "component", "window_start"]
+    high_records = windows.groupby(keys, observed=True)["high"].sum()
     duty = high_records * spec.sampling_interval_s / (length / 1000.0)
     return {key: float(value) for key, value in duty.items()}
