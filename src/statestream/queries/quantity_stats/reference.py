@@ -14,6 +14,7 @@ forgotten: a record that could reach a window the engine has purged is late by t
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ def reference_quantity_stats(
     """The outcome of one series' records (event times in ms, values) in arrival order."""
     max_time = -math.inf
     windows: dict[int, dict[str, float]] = {}
+    starts: list[int] = []  # the windows' starts, sorted
     outcome = ReferenceOutcome([], [], [])
     for t, v in zip(times, values, strict=True):
         met = max_time - spec.out_of_orderness_ms
@@ -57,13 +59,26 @@ def reference_quantity_stats(
         if late:
             continue
         start = int(t // spec.window_ms) * spec.window_ms
-        _add(windows.setdefault(start, _empty_window()), t, v)
+        if start not in windows:
+            windows[start] = _empty_window()
+            bisect.insort(starts, start)
+        _add(windows[start], t, v)
         max_time = max(max_time, t)
-        for s in sorted(windows):
-            end = s + spec.window_ms
-            if end <= max_time - spec.out_of_orderness_ms and (end > met or s == start):
-                outcome.emitted.append(_result(s, windows[s]))
+        for s in _emitted(starts, start, met, max_time - spec.out_of_orderness_ms, spec.window_ms):
+            outcome.emitted.append(_result(s, windows[s]))
     return outcome
+
+
+def _emitted(starts: list[int], start: int, met: float, now: float, length: int) -> list[int]:
+    """In order, the starts `s` of the windows a record of window `start` emits: the window ends
+    (`s + length`) by the watermark `now`, and the watermark passed its end with this record
+    (it `met` a watermark before the end) or the record is in it. A bisection of `starts` for
+    the ends in (met, now], the rule for each window as written."""
+    first = bisect.bisect_right(starts, met - length)  # the first end after `met`
+    passed = starts[first : bisect.bisect_right(starts, now - length)]
+    if start + length <= now and start not in passed:
+        bisect.insort(passed, start)  # its own window, already closed: a new result
+    return passed
 
 
 def _empty_window() -> dict[str, float]:
