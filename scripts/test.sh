@@ -18,7 +18,7 @@ stop_if_started_here() {
 trap stop_if_started_here EXIT
 
 "$statestream" services up || exit $?
-.venv/bin/python -m pytest --durations=25 "$@"  # the slowest tests: keep the suite under 20 min
+.venv/bin/python -m pytest --durations=60 "$@"  # the slowest tests: keep the suite under 20 min
 status=$?
 if [[ $status -eq 5 ]]; then
   echo "test: pytest ran no test, which fails the run (a suite that ran nothing proves nothing)" >&2
