@@ -8,6 +8,7 @@ from pathlib import Path
 
 from statestream.chaos.soak import (
     Sample,
+    checkpoint_bytes,
     folder_bytes,
     group_open_files,
     group_rss_mb,
@@ -63,3 +64,20 @@ def test_a_few_more_open_files_are_noise() -> None:
 def test_the_open_files_of_a_process_group_are_counted() -> None:
     assert group_open_files(os.getpid()) >= 3  # at least stdin, stdout and stderr
     assert group_open_files(None) == 0
+
+
+def test_each_querys_checkpoint_is_measured_and_the_one_that_grew_is_named(tmp_path: Path) -> None:
+    for query, size in (("join", 3_000), ("geo", 500)):
+        (tmp_path / query / "state").mkdir(parents=True)
+        (tmp_path / query / "state" / "1.zip").write_bytes(b"x" * size)
+    assert checkpoint_bytes(tmp_path) == {"geo": 500, "join": 3_000}
+    assert checkpoint_bytes(tmp_path / "none") == {}
+    by_query = [{"join": 4_000_000, "geo": 1_000_000 * (1 + i)} for i in range(7)]
+    samples = [
+        Sample(60.0 * i, {}, 0, sum(sizes.values()), 0, {}, sizes)
+        for i, sizes in enumerate(by_query)
+    ]
+    assert not_flat(samples, rate=20.0) == [  # the last 5: from 4 + 3 to 4 + 7 MB
+        "checkpoints grew 57 % over the last 5 samples (from 7 to 11 MB; "
+        "most in geo: 3.0 to 7.0 MB)"
+    ]

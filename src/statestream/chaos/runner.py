@@ -51,8 +51,8 @@ from statestream.chaos.report import ChaosOptions, ChaosReport
 from statestream.chaos.schedule import SPARK_WORKER, Kill, kill_schedule
 from statestream.chaos.soak import (
     Sample,
+    checkpoint_bytes,
     ended_on_their_own,
-    folder_bytes,
     group_open_files,
     group_rss_mb,
     not_flat,
@@ -234,8 +234,8 @@ class ChaosRun:
         state, lag = queries_state_and_lag(
             self.settings.paths.data_dir / "status", _pid(self.pipeline)
         )
-        checkpoints = folder_bytes(self.workspace.folder / "checkpoints")
-        return Sample(round(at_s, 1), rss, state, checkpoints, lag, files)
+        by_query = checkpoint_bytes(self.workspace.folder / "checkpoints")
+        return Sample(round(at_s, 1), rss, state, sum(by_query.values()), lag, files, by_query)
 
     def published(self) -> Published:
         """The rows, their acknowledgements and Mosquitto's kills, for the checks; with

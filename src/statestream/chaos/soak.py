@@ -37,6 +37,7 @@ FLAT = 0.10  # growth allowed over the settled part of a soak
 LAG_S = 30.0  # the most lag a soak may show, in seconds of its load
 FILES_NOISE = 100  # open files a part may gain anyway (connections, state store files)
 PAGE = os.sysconf("SC_PAGE_SIZE")
+CHECKPOINTS = "checkpoints"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class Sample:
     checkpoint_bytes: int
     lag_records: int
     open_files: Mapping[str, int] = field(default_factory=dict)  # per part
+    checkpoint_bytes_by_query: Mapping[str, int] = field(default_factory=dict)  # its share each
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "rss_mb": {k: round(v, 1) for k, v in self.rss_mb.items()}}
@@ -118,6 +120,12 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
+def checkpoint_bytes(root: Path) -> dict[str, int]:
+    """Bytes of each query's checkpoint folder below `root` (`<root>/<query>`)."""
+    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    return {folder.name: folder_bytes(folder) for folder in folders}
+
+
 def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, int]:
     """State bytes and Kafka lag of the queries process `pid` runs, from their last progress
     report (`<query>.<run>.progress`: `stateOperators`, and per source `endOffset` against
@@ -157,12 +165,13 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
         for part in settled[-1].rss_mb
     ]
     series.append(("state", *peaks([sample.state_bytes / 1e6 for sample in settled])))
-    series.append(("checkpoints", *peaks([sample.checkpoint_bytes / 1e6 for sample in settled])))
+    series.append((CHECKPOINTS, *peaks([sample.checkpoint_bytes / 1e6 for sample in settled])))
     problems = [
         f"{what} grew {(after / before - 1) * 100:.0f} % over the last {len(settled)} samples "
-        f"(from {before:,.0f} to {after:,.0f} MB)"
+        f"(from {before:,.0f} to {after:,.0f} MB{where})"
         for what, before, after in series
         if before > 0 and after > before * (1 + FLAT)
+        for where in [_most_grown(settled) if what == CHECKPOINTS else ""]
     ]
     for part in settled[-1].open_files:
         first, last = peaks([sample.open_files.get(part, 0) for sample in settled])
@@ -175,6 +184,19 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
     if most_lag > LAG_S * rate:
         problems.append(f"Kafka lag reached {most_lag:,} records (> {LAG_S:.0f} s of the load)")
     return problems
+
+
+def _most_grown(settled: Sequence[Sample]) -> str:
+    """Which query's checkpoint grew most between the peaks (as `not_flat` takes them)."""
+    third = max(1, len(settled) // 3)
+    grown = {}
+    for query in settled[-1].checkpoint_bytes_by_query:
+        sizes = [sample.checkpoint_bytes_by_query.get(query, 0) / 1e6 for sample in settled]
+        grown[query] = (max(sizes[:third]), max(sizes[-third:]))
+    if not grown:
+        return ""
+    query, (before, after) = max(grown.items(), key=lambda item: item[1][1] - item[1][0])
+    return f"; most in {query}: {before:,.1f} to {after:,.1f} MB"
 
 
 def _settled(samples: Sequence[Sample]) -> list[Sample]:
