@@ -155,17 +155,12 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
     settled = _settled(samples)
     if len(settled) < 2:
         return []
-    third = max(1, len(settled) // 3)  # each figure's peak early against its peak late
-
-    def peaks(values: Sequence[float]) -> tuple[float, float]:
-        return max(values[:third]), max(values[-third:])
-
     series = [
-        (f"memory of {part}", *peaks([sample.rss_mb.get(part, 0.0) for sample in settled]))
+        (f"memory of {part}", *_peaks([sample.rss_mb.get(part, 0.0) for sample in settled]))
         for part in settled[-1].rss_mb
     ]
-    series.append(("state", *peaks([sample.state_bytes / 1e6 for sample in settled])))
-    series.append((CHECKPOINTS, *peaks([sample.checkpoint_bytes / 1e6 for sample in settled])))
+    series.append(("state", *_peaks([sample.state_bytes / 1e6 for sample in settled])))
+    series.append((CHECKPOINTS, *_peaks([sample.checkpoint_bytes / 1e6 for sample in settled])))
     problems = [
         f"{what} grew {(after / before - 1) * 100:.0f} % over the last {len(settled)} samples "
         f"(from {before:,.0f} to {after:,.0f} MB{where})"
@@ -174,7 +169,7 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
         for where in [_most_grown(settled) if what == CHECKPOINTS else ""]
     ]
     for part in settled[-1].open_files:
-        first, last = peaks([sample.open_files.get(part, 0) for sample in settled])
+        first, last = _peaks([sample.open_files.get(part, 0) for sample in settled])
         if first > 0 and last > first * (1 + FLAT) and last - first > FILES_NOISE:
             problems.append(
                 f"open files of {part} grew from {first:,.0f} to {last:,.0f} over the last "
@@ -186,13 +181,18 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
     return problems
 
 
+def _peaks(values: Sequence[float]) -> tuple[float, float]:
+    """A figure's peak in the first third of the settled samples and its peak in the last."""
+    third = max(1, len(values) // 3)
+    return max(values[:third]), max(values[-third:])
+
+
 def _most_grown(settled: Sequence[Sample]) -> str:
     """Which query's checkpoint grew most between the peaks (as `not_flat` takes them)."""
-    third = max(1, len(settled) // 3)
     grown = {}
     for query in settled[-1].checkpoint_bytes_by_query:
         sizes = [sample.checkpoint_bytes_by_query.get(query, 0) / 1e6 for sample in settled]
-        grown[query] = (max(sizes[:third]), max(sizes[-third:]))
+        grown[query] = _peaks(sizes)
     if not grown:
         return ""
     query, (before, after) = max(grown.items(), key=lambda item: item[1][1] - item[1][0])
