@@ -11,6 +11,7 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from statestream.chaos.checkpoints import checkpoint_size
 from statestream.codecs.bad_input import DEAD_LETTER_FIELDS, LATE_FIELDS
 from statestream.codecs.formats import RecordColumns, parse_line
 from statestream.config import Settings
@@ -161,6 +162,11 @@ def test_streaming_join_equals_offline_join(
     checkpoint = settings.checkpoint_root / unique_name  # changelogs, logs: no Hadoop .crc files
     assert list(checkpoint.rglob("*.changelog"))
     assert not [*checkpoint.rglob(".*.changelog.crc"), *checkpoint.glob("offsets/.*.crc")]
+    # a soak reads Spark's layout: every batch of the run still there, its newest alone smaller
+    newest = max(progress["batchId"] for progress in query.recentProgress)
+    size = checkpoint_size(checkpoint, retained=1)
+    assert size.batches == newest + 1
+    assert size.window_bytes < size.bytes if newest else size.window_bytes == size.bytes
 
 
 def _finished_status(settings: Settings, name: str, timeout_s: float = 20.0) -> QueryStatus:

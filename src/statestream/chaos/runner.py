@@ -37,6 +37,7 @@ import numpy as np
 import orjson
 
 from statestream.chaos.arrivals import Awaited, wait_for_arrivals
+from statestream.chaos.checkpoints import checkpoint_sizes, retained_batches
 from statestream.chaos.checks import Published, check_run
 from statestream.chaos.keys import record_hash, row_keys
 from statestream.chaos.load import (
@@ -51,7 +52,6 @@ from statestream.chaos.report import ChaosOptions, ChaosReport
 from statestream.chaos.schedule import SPARK_WORKER, Kill, kill_schedule
 from statestream.chaos.soak import (
     Sample,
-    checkpoint_bytes,
     ended_on_their_own,
     group_open_files,
     group_rss_mb,
@@ -234,8 +234,10 @@ class ChaosRun:
         state, lag = queries_state_and_lag(
             self.settings.paths.data_dir / "status", _pid(self.pipeline)
         )
-        by_query = checkpoint_bytes(self.workspace.folder / "checkpoints")
-        return Sample(round(at_s, 1), rss, state, sum(by_query.values()), lag, files, by_query)
+        retained = retained_batches(self.settings.spark.extra_conf)
+        sizes = checkpoint_sizes(self.workspace.folder / "checkpoints", retained)
+        total = sum(size.bytes for size in sizes.values())
+        return Sample(round(at_s, 1), rss, state, total, lag, files, sizes)
 
     def published(self) -> Published:
         """The rows, their acknowledgements and Mosquitto's kills, for the checks; with

@@ -12,7 +12,11 @@ thirds of a shorter run; each figure's peak in the first third of those samples 
 in the last third, so that a sawtooth of a garbage collector or a cache is flat) memory, open
 files, state and checkpoints may not grow by more than `FLAT` (open files: and by more than
 `FILES_NOISE`), the lag may not exceed `LAG_S` seconds of the load, and no part may have ended
-on its own (`ended_on_their_own`).
+on its own (`ended_on_their_own`). A checkpoint's size is its window (`chaos.checkpoints`: the
+files of the batches Spark must keep), since the files Spark deletes only once a minute saw it up
+and down; the batches it holds may not grow either: their fewest in the last third may not pass
+their most in the first by more than `FLAT`, which a sawtooth never does and a checkpoint whose
+old batches stay always does.
 
     >>> flat = [Sample(60.0 * i, {"pipeline": 900.0}, 10_000, 5_000, 40) for i in range(7)]
     >>> not_flat(flat, rate=20.0)
@@ -30,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from statestream.chaos.checkpoints import CheckpointSize
 from statestream.jobs.lag import progress_lag
 
 SETTLED_MINUTES = 40
@@ -45,13 +50,28 @@ class Sample:
     at_s: float  # after the load started
     rss_mb: Mapping[str, float]  # per part
     state_bytes: int
-    checkpoint_bytes: int
+    checkpoint_bytes: int  # all their files
     lag_records: int
     open_files: Mapping[str, int] = field(default_factory=dict)  # per part
-    checkpoint_bytes_by_query: Mapping[str, int] = field(default_factory=dict)  # its share each
+    checkpoints: Mapping[str, CheckpointSize] = field(default_factory=dict)  # per query
+
+    @property
+    def checkpoint_window_bytes(self) -> int:
+        """The files of the batches the checkpoints must keep (`chaos.checkpoints`)."""
+        return sum(size.window_bytes for size in self.checkpoints.values())
+
+    @property
+    def checkpoint_batches(self) -> int:
+        """The most batches a query's checkpoint holds."""
+        return max((size.batches for size in self.checkpoints.values()), default=0)
 
     def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "rss_mb": {k: round(v, 1) for k, v in self.rss_mb.items()}}
+        return {
+            **asdict(self),
+            "rss_mb": {k: round(v, 1) for k, v in self.rss_mb.items()},
+            "checkpoint_window_bytes": self.checkpoint_window_bytes,
+            "checkpoint_batches": self.checkpoint_batches,
+        }
 
 
 def group_rss_mb(pid: int | None) -> float:
@@ -108,24 +128,6 @@ def ended_on_their_own(exits: Mapping[str, int]) -> list[str]:
     ]
 
 
-def folder_bytes(folder: Path) -> int:
-    """Bytes of the files below `folder`."""
-    total = 0
-    for root, _dirs, files in os.walk(folder):
-        for name in files:
-            try:
-                total += os.stat(os.path.join(root, name)).st_size
-            except FileNotFoundError:
-                continue  # replaced by Spark meanwhile
-    return total
-
-
-def checkpoint_bytes(root: Path) -> dict[str, int]:
-    """Bytes of each query's checkpoint folder below `root` (`<root>/<query>`)."""
-    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-    return {folder.name: folder_bytes(folder) for folder in folders}
-
-
 def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, int]:
     """State bytes and Kafka lag of the queries process `pid` runs, from their last progress
     report (`<query>.<run>.progress`: `stateOperators`, and per source `endOffset` against
@@ -160,7 +162,8 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
         for part in settled[-1].rss_mb
     ]
     series.append(("state", *_peaks([sample.state_bytes / 1e6 for sample in settled])))
-    series.append((CHECKPOINTS, *_peaks([sample.checkpoint_bytes / 1e6 for sample in settled])))
+    windows = [sample.checkpoint_window_bytes / 1e6 for sample in settled]
+    series.append((CHECKPOINTS, *_peaks(windows)))
     problems = [
         f"{what} grew {(after / before - 1) * 100:.0f} % over the last {len(settled)} samples "
         f"(from {before:,.0f} to {after:,.0f} MB{where})"
@@ -175,6 +178,7 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
                 f"open files of {part} grew from {first:,.0f} to {last:,.0f} over the last "
                 f"{len(settled)} samples"
             )
+    problems += _old_batches_kept([sample.checkpoint_batches for sample in settled])
     most_lag = max(sample.lag_records for sample in settled)
     if most_lag > LAG_S * rate:
         problems.append(f"Kafka lag reached {most_lag:,} records (> {LAG_S:.0f} s of the load)")
@@ -187,11 +191,24 @@ def _peaks(values: Sequence[float]) -> tuple[float, float]:
     return max(values[:third]), max(values[-third:])
 
 
+def _old_batches_kept(batches: Sequence[int]) -> list[str]:
+    """The checkpoints' batches grew: their fewest in the last third of the samples above their
+    most in the first third (+ `FLAT`); the deletions a minute apart cannot do that."""
+    third = max(1, len(batches) // 3)
+    before, after = max(batches[:third]), min(batches[-third:])
+    if before == 0 or after <= before * (1 + FLAT):
+        return []
+    return [f"a checkpoint kept old batches: it held {after:,} or more, first at most {before:,}"]
+
+
 def _most_grown(settled: Sequence[Sample]) -> str:
     """Which query's checkpoint grew most between the peaks (as `not_flat` takes them)."""
     grown = {}
-    for query in settled[-1].checkpoint_bytes_by_query:
-        sizes = [sample.checkpoint_bytes_by_query.get(query, 0) / 1e6 for sample in settled]
+    for query in settled[-1].checkpoints:
+        sizes = [
+            size.window_bytes / 1e6 if (size := sample.checkpoints.get(query)) else 0.0
+            for sample in settled
+        ]
         grown[query] = _peaks(sizes)
     if not grown:
         return ""
