@@ -13,6 +13,7 @@ from statestream.chaos.soak import (
     group_rss_mb,
     not_flat,
     queries_state_and_lag,
+    settled_samples,
 )
 
 
@@ -27,12 +28,48 @@ def test_state_and_lag_come_from_the_last_batches_of_this_process_queries(tmp_pa
         "latestOffset": {"machine.data": {"0": 130, "1": 45}},  # 30 + 5 behind
     }
     # Spark's names (PySpark 4.1's progress of a transformWithState query with RocksDB)
-    state = {"memoryUsedBytes": 9_999, "customMetrics": {"rocksdbSstFileSize": 2_000}}
+    state = {
+        "numRowsTotal": 73,
+        "memoryUsedBytes": 9_999,
+        "customMetrics": {"rocksdbSstFileSize": 2_000},
+    }
     _report(tmp_path, "join.run1", 7, {"sources": [source], "stateOperators": [state]})
-    in_memory = {"memoryUsedBytes": 300, "customMetrics": {}}  # a store without RocksDB's files
+    in_memory = {"numRowsTotal": 5, "memoryUsedBytes": 300, "customMetrics": {}}  # no RocksDB
     _report(tmp_path, "stats.run1", 7, {"sources": [source], "stateOperators": [in_memory]})
     _report(tmp_path, "join.old", 6, {"sources": [source], "stateOperators": [state]})  # not ours
-    assert queries_state_and_lag(tmp_path, 7) == (2_300, 70)
+    assert queries_state_and_lag(tmp_path, 7) == (2_300, 78, 70)
+
+
+def _state(files_kb: list[float], rows: list[int], first_minute: int = 0) -> list[Sample]:
+    return [
+        Sample(60.0 * i, {}, int(kb * 1e3), 0, 0, state_rows=n)
+        for i, (kb, n) in enumerate(zip(files_kb, rows, strict=True), start=first_minute)
+    ]
+
+
+def test_a_small_states_files_move_with_rocksdbs_flushes_and_compactions() -> None:
+    # a soak's state files (seed 17, its last 40 minutes): a few hundred kB moving by several
+    # times their size, the last third's peak 12 % above the first's
+    files_kb = [208, 84, 79, 90, 92, 83, 208, 208, 195, 167, 186, 112, 219, 202, 199, 207, 166]
+    files_kb += [161, 130, 133, 169, 156, 134, 121, 103, 129, 264, 236, 175, 190, 112, 100, 89]
+    files_kb += [93, 241, 246, 89, 62, 76, 90]
+    samples = _state(files_kb, [400] * len(files_kb), first_minute=20)  # of a 59-minute run
+    assert len(settled_samples(samples)) == 40
+    assert not_flat(samples, rate=20.0) == []
+
+
+def test_a_state_that_keeps_rows_it_should_drop_is_not_flat() -> None:
+    rows = [400 + 60 * i for i in range(9)]  # the settled 6: 580 to 880 rows
+    assert not_flat(_state([200.0] * 9, rows), rate=20.0) == [
+        "state grew from 640 to 880 rows over the last 6 samples"
+    ]
+
+
+def test_state_files_that_grow_by_megabytes_are_not_flat() -> None:
+    files_kb = [1_000.0 + 800 * i for i in range(9)]  # the settled 6: 3.4 to 7.4 MB
+    assert not_flat(_state(files_kb, [400] * 9), rate=20.0) == [
+        "state grew 76 % over the last 6 samples (from 4.2 to 7.4 MB of files)"
+    ]
 
 
 def test_a_lag_that_outgrows_the_load_is_not_flat() -> None:

@@ -231,13 +231,13 @@ class ChaosRun:
                     pids[process] = service.running_pid()
         rss = {process: group_rss_mb(pid) for process, pid in pids.items()}
         files = {process: group_open_files(pid) for process, pid in pids.items()}
-        state, lag = queries_state_and_lag(
+        state, rows, lag = queries_state_and_lag(
             self.settings.paths.data_dir / "status", _pid(self.pipeline)
         )
         retained = retained_batches(self.settings.spark.extra_conf)
         sizes = checkpoint_sizes(self.workspace.folder / "checkpoints", retained)
         total = sum(size.bytes for size in sizes.values())
-        return Sample(round(at_s, 1), rss, state, total, lag, files, sizes)
+        return Sample(round(at_s, 1), rss, state, total, lag, files, sizes, rows)
 
     def published(self) -> Published:
         """The rows, their acknowledgements and Mosquitto's kills, for the checks; with

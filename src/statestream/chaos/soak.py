@@ -3,9 +3,9 @@
 Each sample holds the resident memory and the open files (descriptors: files, sockets, pipes) of
 every part (a process group: the pipeline's driver JVM and its Python workers count together;
 a leak of sockets shows in its files long before the part runs out of them), the state the
-run's queries hold (RocksDB's files, as their progress reports give them), the size of the run's
-checkpoints on disk, and the Kafka lag of its queries (records between what their last batch
-read and the topics' ends at that batch).
+run's queries hold (its rows and RocksDB's files, as their progress reports give them), the
+size of the run's checkpoints on disk, and the Kafka lag of its queries (records between what
+their last batch read and the topics' ends at that batch).
 
 A run without kills should reach a steady state: over its last `SETTLED_MINUTES` (the last two
 thirds of a shorter run; each figure's peak in the first third of those samples against its peak
@@ -16,7 +16,9 @@ on its own (`ended_on_their_own`). A checkpoint's size is its window (`chaos.che
 files of the batches Spark must keep), since the files Spark deletes only once a minute saw it up
 and down; the batches it holds may not grow either: their fewest in the last third may not pass
 their most in the first by more than `FLAT`, which a sawtooth never does and a checkpoint whose
-old batches stay always does.
+old batches stay always does. The state's files may grow by `STATE_NOISE_MB` besides: a state
+of a few hundred kB moves by several times its size as RocksDB flushes and compacts, while its
+rows, held to `FLAT`, show a state that keeps what it should drop.
 
     >>> flat = [Sample(60.0 * i, {"pipeline": 900.0}, 10_000, 5_000, 40) for i in range(7)]
     >>> not_flat(flat, rate=20.0)
@@ -41,6 +43,7 @@ SETTLED_MINUTES = 40
 FLAT = 0.10  # growth allowed over the settled part of a soak
 LAG_S = 30.0  # the most lag a soak may show, in seconds of its load
 FILES_NOISE = 100  # open files a part may gain anyway (connections, state store files)
+STATE_NOISE_MB = 1.0  # the state's files may gain anyway (RocksDB's flushes and compactions)
 PAGE = os.sysconf("SC_PAGE_SIZE")
 CHECKPOINTS = "checkpoints"
 
@@ -54,6 +57,7 @@ class Sample:
     lag_records: int
     open_files: Mapping[str, int] = field(default_factory=dict)  # per part
     checkpoints: Mapping[str, CheckpointSize] = field(default_factory=dict)  # per query
+    state_rows: int = 0
 
     @property
     def checkpoint_window_bytes(self) -> int:
@@ -128,11 +132,11 @@ def ended_on_their_own(exits: Mapping[str, int]) -> list[str]:
     ]
 
 
-def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, int]:
-    """State bytes and Kafka lag of the queries process `pid` runs, from their last progress
-    report (`<query>.<run>.progress`: `stateOperators`, and per source `endOffset` against
-    `latestOffset`, `jobs.lag`)."""
-    state = lag = 0
+def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, int, int]:
+    """State bytes, state rows and Kafka lag of the queries process `pid` runs, from their last
+    progress report (`<query>.<run>.progress`: `stateOperators`, and per source `endOffset`
+    against `latestOffset`, `jobs.lag`)."""
+    state = rows = lag = 0
     for path in status_folder.glob("*.json") if status_folder.is_dir() else []:
         try:
             if json.loads(path.read_text()).get("pid") != pid:
@@ -140,9 +144,11 @@ def queries_state_and_lag(status_folder: Path, pid: int | None) -> tuple[int, in
             progress = json.loads(path.with_suffix(".progress").read_text()).get("progress", {})
         except (OSError, ValueError, AttributeError):
             continue
-        state += sum(_state_bytes(operator) for operator in progress.get("stateOperators") or [])
+        operators = progress.get("stateOperators") or []
+        state += sum(_state_bytes(operator) for operator in operators)
+        rows += sum(int(operator.get("numRowsTotal") or 0) for operator in operators)
         lag += progress_lag(progress)
-    return state, lag
+    return state, rows, lag
 
 
 def _state_bytes(operator: dict) -> int:
@@ -154,14 +160,13 @@ def _state_bytes(operator: dict) -> int:
 
 def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
     """What did not stay flat over the settled part of a run without kills (nothing: flat)."""
-    settled = _settled(samples)
+    settled = settled_samples(samples)
     if len(settled) < 2:
         return []
     series = [
         (f"memory of {part}", *_peaks([sample.rss_mb.get(part, 0.0) for sample in settled]))
         for part in settled[-1].rss_mb
     ]
-    series.append(("state", *_peaks([sample.state_bytes / 1e6 for sample in settled])))
     windows = [sample.checkpoint_window_bytes / 1e6 for sample in settled]
     series.append((CHECKPOINTS, *_peaks(windows)))
     problems = [
@@ -178,6 +183,7 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
                 f"open files of {part} grew from {first:,.0f} to {last:,.0f} over the last "
                 f"{len(settled)} samples"
             )
+    problems += _state_grew(settled)
     problems += _old_batches_kept([sample.checkpoint_batches for sample in settled])
     most_lag = max(sample.lag_records for sample in settled)
     if most_lag > LAG_S * rate:
@@ -189,6 +195,24 @@ def _peaks(values: Sequence[float]) -> tuple[float, float]:
     """A figure's peak in the first third of the settled samples and its peak in the last."""
     third = max(1, len(values) // 3)
     return max(values[:third]), max(values[-third:])
+
+
+def _state_grew(settled: Sequence[Sample]) -> list[str]:
+    """The state's rows grew by more than `FLAT`, or its files by that and `STATE_NOISE_MB`."""
+    problems = []
+    before, after = _peaks([sample.state_rows for sample in settled])
+    if before > 0 and after > before * (1 + FLAT):
+        problems.append(
+            f"state grew from {before:,.0f} to {after:,.0f} rows over the last {len(settled)} "
+            "samples"
+        )
+    before, after = _peaks([sample.state_bytes / 1e6 for sample in settled])
+    if before > 0 and after > before * (1 + FLAT) and after - before > STATE_NOISE_MB:
+        problems.append(
+            f"state grew {(after / before - 1) * 100:.0f} % over the last {len(settled)} "
+            f"samples (from {before:,.1f} to {after:,.1f} MB of files)"
+        )
+    return problems
 
 
 def _old_batches_kept(batches: Sequence[int]) -> list[str]:
@@ -216,7 +240,8 @@ def _most_grown(settled: Sequence[Sample]) -> str:
     return f"; most in {query}: {before:,.1f} to {after:,.1f} MB"
 
 
-def _settled(samples: Sequence[Sample]) -> list[Sample]:
+def settled_samples(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples a soak judges: its last `SETTLED_MINUTES`, or the last two thirds."""
     end = samples[-1].at_s if samples else 0.0
     since = max(end - SETTLED_MINUTES * 60, end / 3)
     return [sample for sample in samples if sample.at_s >= since]

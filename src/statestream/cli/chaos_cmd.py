@@ -101,9 +101,9 @@ def chaos(
     Each minute it samples the memory and open files of every part, the queries' state and
     Kafka lag and the checkpoints' size (printed at the end). With --kills 0 the run is a soak:
     over its last 40 minutes (the last two thirds of a shorter run) memory, open files, state
-    and checkpoints (the files of the batches Spark keeps, and how many batches they hold) may
-    not grow by more than 10 %, the lag may not exceed 30 s of the load and no part may end on
-    its own, or the run fails.
+    (its rows; its files also by more than 1 MB) and checkpoints (the files of the batches Spark
+    keeps, and how many batches they hold) may not grow by more than 10 %, the lag may not
+    exceed 30 s of the load and no part may end on its own, or the run fails.
 
     The run has its own topics (chaos.RUN.*), InfluxDB database and checkpoints, removed when
     it passes, kept (and named) when it fails. Exit code 0 when nothing was lost outside
@@ -206,7 +206,7 @@ def _vehicle_rows(table: Table, vehicles: VehicleChecks) -> None:
 def _samples_table(report: ChaosReport) -> Table:
     table = Table(title="each minute")
     parts = list(report.samples[-1].rss_mb)
-    columns = ("s", *(f"{part} MB" for part in parts), "pipeline files", "state MB")
+    columns = ("s", *(f"{part} MB" for part in parts), "pipeline files", "state rows", "state MB")
     for column in (*columns, "checkpoints MB", "kept MB", "batches", "lag"):
         table.add_column(column, justify="right")
     for sample in report.samples:
@@ -214,6 +214,7 @@ def _samples_table(report: ChaosReport) -> Table:
             f"{sample.at_s:.0f}",
             *(f"{sample.rss_mb.get(part, 0.0):,.0f}" for part in parts),
             f"{sample.open_files.get('pipeline', 0):,}",
+            f"{sample.state_rows:,}",
             f"{sample.state_bytes / 1e6:,.1f}",
             f"{sample.checkpoint_bytes / 1e6:,.1f}",
             f"{sample.checkpoint_window_bytes / 1e6:,.1f}",
