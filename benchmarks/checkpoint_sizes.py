@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from statestream.chaos.soak import folder_bytes  # shared with the chaos run's samples
+from statestream.chaos.checkpoints import folder_bytes  # shared with the chaos run's samples
 
 
 class CheckpointSizes:

@@ -79,6 +79,11 @@ def checkpoint_size(folder: Path, retained: int = RETAINED_BATCHES) -> Checkpoin
     )
 
 
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files below `folder` (0 when there is none)."""
+    return sum(size for _batch, size in _files(folder))
+
+
 def _files(folder: Path) -> Iterator[tuple[int | None, int]]:
     """Each file below `folder`: the batch it belongs to (None: no one batch) and its size."""
     for root, _dirs, names in os.walk(folder):
