@@ -191,10 +191,16 @@ def not_flat(samples: Sequence[Sample], rate: float) -> list[str]:
     return problems
 
 
+def _thirds(values: Sequence[float]) -> tuple[Sequence[float], Sequence[float]]:
+    """The first third of a figure's settled samples and the last (one each at least)."""
+    third = max(1, len(values) // 3)
+    return values[:third], values[-third:]
+
+
 def _peaks(values: Sequence[float]) -> tuple[float, float]:
     """A figure's peak in the first third of the settled samples and its peak in the last."""
-    third = max(1, len(values) // 3)
-    return max(values[:third]), max(values[-third:])
+    first, last = _thirds(values)
+    return max(first), max(last)
 
 
 def _state_grew(settled: Sequence[Sample]) -> list[str]:
@@ -218,8 +224,8 @@ def _state_grew(settled: Sequence[Sample]) -> list[str]:
 def _old_batches_kept(batches: Sequence[int]) -> list[str]:
     """The checkpoints' batches grew: their fewest in the last third of the samples above their
     most in the first third (+ `FLAT`); the deletions a minute apart cannot do that."""
-    third = max(1, len(batches) // 3)
-    before, after = max(batches[:third]), min(batches[-third:])
+    first, last = _thirds(batches)
+    before, after = max(first), min(last)
     if before == 0 or after <= before * (1 + FLAT):
         return []
     return [f"a checkpoint kept old batches: it held {after:,} or more, first at most {before:,}"]
