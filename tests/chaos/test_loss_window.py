@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import math
 
-from statestream.chaos.loss_window import READ_LATE_S, BrokerKill, lost_outside, window_losses
+from statestream.chaos.loss_window import (
+    READ_LATE_S,
+    BrokerKill,
+    in_a_window,
+    lost_outside,
+    window_losses,
+)
 
 NEVER = math.nan
 START = 1_000.0
@@ -41,3 +47,11 @@ def test_each_kill_has_its_window_and_a_broker_that_never_saved_loses_from_its_s
     assert [w.records_lost for w in windows] == [1, 1]
     assert windows[0].unsaved_s == math.inf
     assert lost_outside([first, second], acknowledged, lost) == 1  # row 1: between the two
+
+
+def test_the_rows_a_kill_may_have_taken_are_those_its_window_covers() -> None:
+    """What the end of the load awaits only briefly (`arrivals`): the rows of the windows."""
+    kills = [BrokerKill(START + 30.0, START + 20.0), BrokerKill(START + 90.0, START + 80.0)]
+    acknowledged = [START + 10.0, START + 25.0, START + 50.0, START + 85.0, NEVER]
+    assert in_a_window(kills, acknowledged).tolist() == [False, True, False, True, False]
+    assert in_a_window([], acknowledged).tolist() == [False] * 5

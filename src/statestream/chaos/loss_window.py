@@ -93,11 +93,22 @@ def lost_outside(
     lost_records: Sequence[int] | np.ndarray,
 ) -> int:
     """Records missing from rows that no Mosquitto kill explains."""
-    at, lost = np.asarray(acknowledged_at, float), np.asarray(lost_records, np.int64)
-    explained = np.zeros(len(at), bool)
+    explained = in_a_window(kills, acknowledged_at)
+    return int(np.asarray(lost_records, np.int64)[~explained].sum())
+
+
+def in_a_window(kills: Sequence[BrokerKill], acknowledged_at: Sequence[float]) -> np.ndarray:
+    """Per row, whether a Mosquitto kill's window covers its acknowledgement: a row that may
+    have died with the broker.
+
+    >>> in_a_window([BrokerKill(at=100.0, saved_at=40.0)], [30.0, 60.0, float("nan")]).tolist()
+    [False, True, False]
+    """
+    at = np.asarray(acknowledged_at, float)
+    covered = np.zeros(len(at), bool)
     for kill in kills:
-        explained |= _covered(kill, at)
-    return int(lost[~explained].sum())
+        covered |= _covered(kill, at)
+    return covered
 
 
 def _covered(kill: BrokerKill, acknowledged_at: np.ndarray) -> np.ndarray:

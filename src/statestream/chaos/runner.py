@@ -40,12 +40,8 @@ from statestream.chaos.arrivals import Awaited, wait_for_arrivals
 from statestream.chaos.checkpoints import checkpoint_sizes, retained_batches
 from statestream.chaos.checks import Published, check_run
 from statestream.chaos.keys import record_hash, row_keys
-from statestream.chaos.load import (
-    PublishingLoad,
-    SimulatorLoad,
-    VehicleLoad,
-    close_the_windows,
-)
+from statestream.chaos.load import PublishingLoad, SimulatorLoad, VehicleLoad, close_the_windows
+from statestream.chaos.loss_window import in_a_window
 from statestream.chaos.parts import ChildPart, PartCounts, ServicePart, child_part
 from statestream.chaos.recovery import Outage, SinkBatches
 from statestream.chaos.report import ChaosOptions, ChaosReport
@@ -143,9 +139,7 @@ class ChaosRun:
         _wait_for_line(self.connector, "subscribed to", 60.0)
         # the connector's new session saved at once, not at Mosquitto's next save: a broker
         # killed before then would come back without the subscription and drop what follows
-        mosquitto = self.parts["mosquitto"]
-        assert isinstance(mosquitto, ServicePart)
-        mosquitto.save_store()
+        self._mosquitto.save_store()
         say(f"starting the Spark pipeline (log: {self.pipeline.part.log})")
         self.pipeline.start()
         queries = len(pipeline_queries(vehicles=self.vehicle_load is not None))
@@ -239,12 +233,16 @@ class ChaosRun:
         total = sum(size.bytes for size in sizes.values())
         return Sample(round(at_s, 1), rss, state, total, lag, files, sizes, rows)
 
+    @property
+    def _mosquitto(self) -> ServicePart:
+        mosquitto = self.parts["mosquitto"]
+        assert isinstance(mosquitto, ServicePart)
+        return mosquitto
+
     def published(self) -> Published:
         """The rows, their acknowledgements and Mosquitto's kills, for the checks; with
         vehicles, their messages and acknowledgements too."""
-        mosquitto = self.parts["mosquitto"]
-        assert isinstance(mosquitto, ServicePart)
-        load, vehicles = self.load, self.vehicle_load
+        mosquitto, load, vehicles = self._mosquitto, self.load, self.vehicle_load
         return Published(
             load.rows,
             load.acknowledged_at,
@@ -258,15 +256,21 @@ class ChaosRun:
 
     def _wait_for_records(self) -> None:
         """Until every record of the published rows is on machine.data, and every published
-        position on the positions topic (`arrivals`)."""
-        topics = self.settings.topics
-        self._row_keys = row_keys(self.load.rows, self.settings.mqtt.topic)  # the checks' too
-        awaited = [Awaited(topics.machine_data, self._row_keys[0], _record_key)]
+        position on the positions topic (`arrivals`); those of rows and positions that Mosquitto
+        acknowledged inside a kill's loss window are awaited briefly (they may be gone)."""
+        topics, kills = self.settings.topics, self._mosquitto.broker_kills
+        self._row_keys = keys, row_of = row_keys(self.load.rows, self.settings.mqtt.topic)
+        at_risk = in_a_window(kills, self.load.acknowledged_at)[row_of]
+        awaited = [Awaited(topics.machine_data, keys, _record_key, at_risk)]
         if self.vehicle_load is not None:
             self._positions = positions = message_positions(self.vehicle_load.messages)
-            expected = np.array([hash(p) for p in positions if p], np.int64)
+            risky = in_a_window(kills, self.vehicle_load.acknowledged_at)
+            made = [i for i, position in enumerate(positions) if position]
+            expected = np.array([hash(positions[i]) for i in made], np.int64)
             key = position_keys(self.settings.ingest.envelope)
-            awaited.append(Awaited(topics.vehicle_positions, expected, lambda v: hash(key(v))))
+            awaited.append(
+                Awaited(topics.vehicle_positions, expected, lambda v: hash(key(v)), risky[made])
+            )
         wait_for_arrivals(self.settings, awaited, self.connector.restart_if_ended)
 
     def _progress(self, now: float) -> str:
