@@ -125,57 +125,46 @@ def test_topics_have_three_replicas(cluster: dict[str, str]) -> None:
         anonymous.list_topics(timeout=5)
 
 
-def test_a_broker_down_and_back_loses_and_repeats_no_pair(
+def test_a_broker_a_worker_and_the_driver_killed_lose_and_repeat_no_pair(
     cluster_env: dict[str, str], unique_name: str, tmp_path: Path
 ) -> None:
+    """One join, the sample produced in quarters while its nodes die in turn, each kill -9:
+    the leading broker (acks=all, 2 of 3 replicas in sync: the query goes on on two brokers);
+    with the broker back, worker 2 with its executor and Python workers (Spark reschedules its
+    tasks on worker 1); then the driver, started again with `--available-now` for the last
+    quarter, going on from its checkpoint. The output holds every pair exactly once."""
     settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
     lines = _narrow_lines("time", ROWS)
-    thirds = [lines[: len(lines) // 3], lines[len(lines) // 3 : 2 * len(lines) // 3]]
-    thirds.append(lines[2 * len(lines) // 3 :])
-    produce_acks_all(settings, thirds[0])
-    env = {**cluster_env, **topic_environment(settings)}
-    job = JoinProcess(env, tmp_path / "checkpoint", "--max-offsets-per-trigger", PER_BATCH)
-    try:
-        job.wait_for_batches(1)
-        leader = leader_of(settings, settings.topics.machine_data)
-        kill_service(settings, f"kafka-{leader}")
-        produce_acks_all(settings, thirds[1])  # acks=all: 2 of 3 replicas are min.insync
-        job.wait_for_records(len(thirds[0]) + len(thirds[1]))  # the query runs on two brokers
-        services_up(cluster_env)  # the broker again
-        produce_acks_all(settings, thirds[2])
-        job.wait_for_records(len(lines))
-        assert job.process.poll() is None, "the query stopped"
-    finally:
-        job.kill()
-        services_up(cluster_env)
-    _assert_exactly_once(settings, lines)
-
-
-def test_a_killed_worker_then_a_killed_driver_lose_and_repeat_no_pair(
-    cluster_env: dict[str, str], unique_name: str, tmp_path: Path
-) -> None:
-    """kill -9 worker 2 (its executor and Python workers) mid-run: Spark reschedules its tasks on
-    worker 1 and the query goes on; then kill -9 the driver: started again, the job continues
-    from its checkpoint. The output holds every pair exactly once."""
-    settings = replicated_topics(cluster_settings(cluster_env), unique_name, 3)
-    lines = _narrow_lines("time", ROWS)
-    produce_acks_all(settings, lines)
+    quarter = len(lines) // 4
+    parts = [lines[:quarter], lines[quarter : 2 * quarter], lines[2 * quarter : 3 * quarter]]
+    parts.append(lines[3 * quarter :])
+    produce_acks_all(settings, parts[0])
     env = {**cluster_env, **topic_environment(settings)}
     checkpoint = tmp_path / "checkpoint"
     job = JoinProcess(env, checkpoint, "--max-offsets-per-trigger", PER_BATCH)
     try:
         job.wait_for_batches(1)
+        leader = leader_of(settings, settings.topics.machine_data)
+        kill_service(settings, f"kafka-{leader}")
+        produce_acks_all(settings, parts[1])
+        job.wait_for_records(len(parts[0]) + len(parts[1]))  # the query runs on two brokers
+        services_up(cluster_env)  # the broker again
         kill_service(settings, "spark-worker-2")
+        produce_acks_all(settings, parts[2])
         job.wait_for_batches(1)  # a batch on the one worker left
+        assert job.process.poll() is None, "the query stopped"
     finally:
-        job.kill()  # the driver: the master ends its executors
+        job.kill()  # the driver, most likely inside a batch: the master ends its executors
         services_up(cluster_env)  # worker 2 again
+    produce_acks_all(settings, parts[3])
     again = JoinProcess(env, checkpoint, "--available-now", "--max-offsets-per-trigger", PER_BATCH)
     try:
         assert again.finish() == 0, again.failure()
     finally:
         again.kill()
-    assert again.batches and again.batches[0][0] >= 2, "it did not continue from its checkpoint"
+    assert again.batches and again.batches[0][0] >= job.batches[-1][0] >= 2, (
+        f"it did not go on from its checkpoint: {job.batches} then {again.batches}"
+    )
     assert job.records_in + again.records_in >= len(lines)
     _assert_exactly_once(settings, lines)
 
