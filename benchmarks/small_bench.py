@@ -20,7 +20,8 @@ Timed, each the same way (`.write.format("noop")`, every output row and column c
 - `complement_join(records, [SpecTemplate()])`, as the library example calls it;
 - `asof_join(speed, torque, on="phenomenonTime", by="thing")`: each actSpeed_C11 record with the
   vaTorque_C11 record in force at its time, per thing (`LEFT`, `RIGHT`: two sides cut from the
-  same records);
+  same records), the README's library example (tests/spark/test_readme_example.py checks that
+  they are the same rows);
 - the baseline, `records.groupBy("thing").count()`;
 - the same count through a Python UDF, `groupBy("thing").applyInPandas(…)`: every record goes to
   a Python worker and back as one row per thing, so the reader sees the fixed cost any Python
