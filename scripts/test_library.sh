@@ -61,8 +61,9 @@ build_wheel() {
   WHEEL=$(echo "$ROOT"/wheel/statestream-*.whl)
 }
 
-# prepare PYTHON_PATH SPARK VENV: VENV with statestream (no extra), pyspark[sql,connect]==SPARK and the
-# test tools, the engine's loops compiled
+# prepare PYTHON_PATH SPARK VENV: VENV with statestream's wheel and nothing else of ours (no
+# extra: its own requirements bring PySpark's sql and connect parts), PySpark pinned to SPARK,
+# the test tools, the engine's loops compiled
 prepare() {
   local python=$1 spark=$2 venv=$3 want_deps want_source started=$SECONDS
   want_deps=$(cat pyproject.toml <("$python" -V) <(echo "$spark ${TOOLS[*]}") |
@@ -74,7 +75,7 @@ prepare() {
     "$python" -m venv "$venv" || die "'$python -m venv $venv' failed"
     "$venv/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
     build_wheel
-    "$venv/bin/python" -m pip install -q "$WHEEL" "pyspark[sql,connect]==$spark" "${TOOLS[@]}" ||
+    "$venv/bin/python" -m pip install -q "$WHEEL" "pyspark==$spark" "${TOOLS[@]}" ||
       die "pip install into $venv failed (see above): check that the package index is reachable"
     echo "$want_deps" >"$venv/.deps-hash"
   elif [[ $(cat "$venv/.source-hash" 2>/dev/null) != "$want_source" ]]; then
