@@ -11,51 +11,77 @@ Timed, each the same way (`.write.format("noop")`, every output row and column c
 
 - `statestream.spark.asof_join(trades, quotes, on="time", by="key", direction=…)` on N rows a
   side, after a warm-up join of W rows a side (the JVM compiles its hot code then);
-- the baselines, which Spark has built in: `pyspark.pandas.merge_asof` (pandas-on-Spark, with
-  its "distributed" default index) and `DataFrame._joinAsOf` (Spark's batch as-of join, the
-  private method pandas-on-Spark calls). Spark plans that join as a correlated subquery
-  (`RewriteAsOfJoin`), which it runs as a nested-loop join of every distinct left time with
-  every right row, whatever the keys: its work grows with the product of the two sides' rows.
-  So the baselines run on the first M rows a side (`baseline_rows`) and are cut off after
-  `baseline_timeout_s` (a baseline cut off has no figure); nothing is extrapolated.
-  `asof_join` is timed on those M rows too, for a ratio on the same input. Spark SQL's
-  `ASOF JOIN` is looked for; the figures say whether this Spark has one (4.1 has none; this
-  bench does not time it).
+- the baselines, which Spark has built in (`benchmarks/asof_baselines.py`):
+  `pyspark.pandas.merge_asof` (pandas-on-Spark, with its "distributed" default index) and
+  `DataFrame._joinAsOf` (Spark's batch as-of join, the private method pandas-on-Spark calls).
+  Spark plans that join as a correlated subquery (`RewriteAsOfJoin`), which it runs as a
+  nested-loop join of every distinct left time with every right row, whatever the keys: its
+  work grows with the product of the two sides' rows. So these two run on the first M rows a
+  side (`baseline_rows`); `asof_join` is timed on those M rows too;
+- Spark SQL's `LEFT ASOF JOIN` (`trades LEFT ASOF JOIN quotes MATCH_CONDITION (t.time >= q.time)
+  ON t.key = q.key`; `<=` for `forward`), where this Spark has it: 4.3, with
+  `spark.sql.join.asofJoin.enabled`, which the run turns on and restores after; 4.0 and 4.1
+  have none. Spark plans it as a sort-merge join, so it runs on the N rows a side. It has no
+  `nearest`: with `nearest` it is not measured. `spark_sql_asof_join` says which of these it
+  was ("measured", its figures then under `SQL ASOF JOIN`; "in this Spark, but it has no
+  nearest: not measured"; "not in this Spark").
 
-Rows/s counts the input rows of both sides. Before it is timed, each baseline is checked against
-`asof_join` on the first `check_rows` rows a side (which also warms it up): each trade once,
-matched or not alike, at the same distance from its quote (the same quote for backward and
-forward; `nearest` may pick either of two quotes at equal distance in Spark); a difference
-raises `StatestreamError`.
+Every baseline is cut off after `baseline_timeout_s` (a baseline cut off has no figure); nothing
+is extrapolated. Rows/s counts the input rows of both sides. Each baseline has two ratios:
+`ratio`, `asof_join`'s rows/s on N rows ÷ the baseline's on its own rows (M, or N for the SQL
+join), and `ratio_same_input`, `asof_join`'s rows/s on the baseline's rows ÷ the baseline's
+(for the SQL join both are on N, and equal).
+
+Before it is timed, each baseline is checked against `asof_join` on the first `check_rows` rows
+a side (which also warms it up): each trade once, matched or not alike, at the same distance
+from its quote (the same quote for backward and forward; `nearest` may pick either of two
+quotes at equal distance in Spark); a difference raises `StatestreamError`.
+
+`statestream bench asof` runs it on the pipeline's Spark session; `python -m
+benchmarks.asof_bench` (`main`) on a plain local one, in any venv with statestream and PySpark
+(e.g. another PySpark version's), from the checkout's root.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import shutil
+import sys
 import tempfile
 import time
-import uuid
-import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from pyspark import InheritableThread
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from benchmarks import bench_output
+from benchmarks.asof_baselines import (
+    BASELINES,
+    CAPPED,
+    SQL,
+    SQL_CONDITIONS,
+    disagreements,
+    has_sql_asof_join,
+    join_as_of,
+    pandas_on_spark_join,
+    sql_asof_enabled,
+    sql_asof_join,
+    within,
+)
 from statestream.errors import StatestreamError
 
 BASE_MS = 1_700_000_000_000
-CANCEL_GRACE_S = 60  # for a cut-off baseline's tasks to stop
-# each baseline's figures are under its key (no underscores: the docs' tables make them spaces)
-BASELINES = {"pyspark.pandas": "pyspark.pandas.merge_asof", "joinAsOf": "DataFrame._joinAsOf"}
-SQL_PROBE = (
-    "SELECT * FROM VALUES (1, 2) AS l(k, t) ASOF JOIN VALUES (1, 1) AS r(k, t) "
-    "MATCH_CONDITION (l.t >= r.t) ON l.k = r.k"
-)
+PARTITIONS = "spark.sql.shuffle.partitions"
+SQL_MEASURED = "measured"
+SQL_NO_NEAREST = "in this Spark, but it has no nearest: not measured"
+SQL_MISSING = "not in this Spark"
+CAPPED_JOINS = {"pyspark.pandas": pandas_on_spark_join, "joinAsOf": join_as_of}
 
 Progress = Callable[[str], None]
 
@@ -128,43 +154,6 @@ def statestream_join(inputs: Inputs, direction: str) -> DataFrame:
     )
 
 
-def pandas_on_spark_join(inputs: Inputs, direction: str) -> DataFrame:
-    """`ps.merge_asof` of the same sides, as a Spark DataFrame (its index left out)."""
-    import pyspark.pandas as ps
-
-    with ps.option_context("compute.default_index_type", "distributed"):
-        left, right = inputs.trades.pandas_api(), inputs.quotes.pandas_api()
-        joined = ps.merge_asof(left, right, on="time", by="key", direction=direction)
-        with warnings.catch_warnings():  # "the existing index is lost": it is the default one
-            warnings.simplefilter("ignore")
-            return joined.to_spark()
-
-
-def join_as_of(inputs: Inputs, direction: str) -> DataFrame:
-    """Spark's batch as-of join (`DataFrame._joinAsOf`, a left join) of the same sides."""
-    left = inputs.trades.alias("l")
-    right = inputs.quotes.select(F.col("key").alias("quote_key"), "qid", "quote_time", "bid").alias(
-        "r"
-    )
-    return left._joinAsOf(
-        right,
-        leftAsOfColumn=F.col("l.time"),
-        rightAsOfColumn=F.col("r.quote_time"),
-        on=F.col("l.key") == F.col("r.quote_key"),
-        how="left",
-        direction=direction,
-    ).drop("quote_key")
-
-
-def sql_asof_join(spark: SparkSession) -> bool:
-    """Whether this Spark's SQL has an `ASOF JOIN` (Snowflake's form, as Spark would take it)."""
-    try:
-        spark.sql(SQL_PROBE).collect()
-    except Exception:  # a ParseException where there is no such join
-        return False
-    return True
-
-
 def noop_seconds(df: DataFrame) -> float:
     """Seconds to compute every row of `df` into Spark's no-op sink."""
     started = time.perf_counter()
@@ -172,65 +161,30 @@ def noop_seconds(df: DataFrame) -> float:
     return time.perf_counter() - started
 
 
-def within(spark: SparkSession, seconds: float, action: Callable[[], float]) -> float | None:
-    """`action()`'s result, or None when it has not finished after `seconds` (its Spark jobs are
-    then cancelled; `StatestreamError` if they do not stop)."""
-    group = f"statestream-bench-asof-{uuid.uuid4().hex[:8]}"
-    outcome: dict[str, Any] = {}
-
-    def work() -> None:
-        spark.sparkContext.setJobGroup(group, "bench asof baseline", interruptOnCancel=True)
-        try:
-            outcome["seconds"] = action()
-        except Exception as error:  # raised again below, unless it was cancelled
-            outcome["error"] = error
-
-    worker = InheritableThread(target=work, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    if worker.is_alive():
-        spark.sparkContext.cancelJobGroup(group)
-        worker.join(CANCEL_GRACE_S)
-        if worker.is_alive():  # its tasks ignore the cancellation: later timings would share cores
-            raise StatestreamError(f"a baseline cut off after {seconds:g} s did not stop")
-        return None
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["seconds"]
-
-
-def disagreements(ours: DataFrame, theirs: DataFrame) -> dict[str, int]:
-    """How `theirs` differs from `ours` per trade: missing or repeated trades, and trades whose
-    match differs (matched against unmatched, or another distance to its quote)."""
-
-    def distances(df: DataFrame) -> DataFrame:
-        distance = F.abs(F.unix_micros("time") - F.unix_micros("quote_time"))
-        return df.groupBy("tid").agg(F.count("*").alias("n"), F.first(distance).alias("d"))
-
-    a, b = distances(ours).alias("a"), distances(theirs).alias("b")
-    both = a.join(b, "tid", "full_outer")
-    counts = both.agg(
-        F.count("*").alias("trades"),
-        F.count_if(F.col("b.n").isNull() | F.col("a.n").isNull()).alias("missing"),
-        F.count_if((F.col("a.n") > 1) | (F.col("b.n") > 1)).alias("repeated"),
-        F.count_if(~F.col("a.d").eqNullSafe(F.col("b.d"))).alias("other_match"),
-        F.count_if(F.col("b.d").isNotNull()).alias("matched"),
-    ).first()
-    assert counts is not None  # an aggregate without grouping has one row
-    return counts.asDict()
-
-
 def run(spark: SparkSession, options: AsofBenchOptions, say: Progress) -> dict:
-    """The figures of `asof_join` and of the baselines, measured in this run."""
-    partitions = spark.conf.get("spark.sql.shuffle.partitions") or "200"
-    if options.partitions:
-        spark.conf.set("spark.sql.shuffle.partitions", str(options.partitions))
+    """The figures of `asof_join` and of the baselines, measured in this run; the session's
+    shuffle partitions and `spark.sql.join.asofJoin.enabled` as they were after it."""
     folder = Path(tempfile.mkdtemp(prefix="statestream-bench-asof-"))
     try:
-        return _measured(spark, options, folder, say)
+        with _partitions(spark, options.partitions), sql_asof_enabled(spark):
+            return _measured(spark, options, folder, say)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+
+
+@contextmanager
+def _partitions(spark: SparkSession, partitions: int | None) -> Iterator[None]:
+    """`spark.sql.shuffle.partitions` at `partitions` inside the block (None: unchanged)."""
+    previous = spark.conf.get(PARTITIONS, None)
+    if partitions:
+        spark.conf.set(PARTITIONS, str(partitions))
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(PARTITIONS)
+        else:
+            spark.conf.set(PARTITIONS, previous)
 
 
 def _measured(spark: SparkSession, options: AsofBenchOptions, folder: Path, say: Progress) -> dict:
@@ -250,7 +204,7 @@ def _measured(spark: SparkSession, options: AsofBenchOptions, folder: Path, say:
         "rows": rows,
         "keys": keys,
         "direction": direction,
-        "partitions": int(spark.conf.get("spark.sql.shuffle.partitions") or 200),
+        "partitions": int(spark.conf.get(PARTITIONS) or 200),
         "warmup_rows": options.warmup_rows,
         "seconds": round(seconds, 2),
         "rows_per_s": round(2 * rows / seconds),
@@ -259,14 +213,17 @@ def _measured(spark: SparkSession, options: AsofBenchOptions, folder: Path, say:
         say(f"asof_join on the baselines' input, {capped:,} rows a side")
         small_seconds = noop_seconds(statestream_join(small, direction))
         figures["rows_on_baseline_input_per_s"] = round(2 * capped / small_seconds)
-    for key, join in (("pyspark.pandas", pandas_on_spark_join), ("joinAsOf", join_as_of)):
+    for key in CAPPED:
         figures[key] = _baseline(
-            spark, BASELINES[key], join, (small, sample), options, figures, say
+            spark, key, CAPPED_JOINS[key], (small, sample), options, figures, say
         )
-    has_sql = sql_asof_join(spark)
-    figures["spark_sql_asof_join"] = (
-        "in this Spark, not measured by this bench" if has_sql else "not in this Spark"
-    )
+    if not has_sql_asof_join(spark):
+        figures["spark_sql_asof_join"] = SQL_MISSING
+    elif direction not in SQL_CONDITIONS:
+        figures["spark_sql_asof_join"] = SQL_NO_NEAREST
+    else:  # a sort-merge join: on the full input
+        figures[SQL] = _baseline(spark, SQL, sql_asof_join, (full, sample), options, figures, say)
+        figures["spark_sql_asof_join"] = SQL_MEASURED
     figures["spark_version"] = spark.version
     figures["cpus"] = os.cpu_count()
     figures["load_average_1m"] = round(os.getloadavg()[0], 2)
@@ -275,7 +232,7 @@ def _measured(spark: SparkSession, options: AsofBenchOptions, folder: Path, say:
 
 def _baseline(
     spark: SparkSession,
-    name: str,
+    key: str,
     join: Callable[[Inputs, str], DataFrame],
     inputs: tuple[Inputs, Inputs],
     options: AsofBenchOptions,
@@ -283,9 +240,9 @@ def _baseline(
     say: Progress,
 ) -> dict[str, Any]:
     """One baseline: checked against `asof_join` on the sample (which also warms it up), then
-    timed on the baselines' input, unless cut off; its ratios to `ours`, asof_join's figures."""
-    small, sample = inputs
-    direction = options.direction
+    timed on its input (the capped or the full one), unless cut off; its ratios to `ours`,
+    asof_join's figures: on the full input, and on the baseline's own."""
+    (timed, sample), name, direction = inputs, BASELINES[key], options.direction
     say(f"{name}: checked against asof_join on {sample.rows:,} rows a side")
     check = disagreements(statestream_join(sample, direction), join(sample, direction))
     wrong = {what: check[what] for what in ("missing", "repeated", "other_match") if check[what]}
@@ -296,21 +253,125 @@ def _baseline(
         )
     found: dict[str, Any] = {
         "baseline": name,
-        "rows": small.rows,
-        "capped": small.rows < options.rows,
+        "rows": timed.rows,
+        "capped": timed.rows < options.rows,
         "checked_trades": check["trades"],
         "matched_trades": check["matched"],
     }
-    say(f"{name} on {small.rows:,} rows a side")
+    say(f"{name} on {timed.rows:,} rows a side")
     timeout = options.baseline_timeout_s
-    seconds = within(spark, timeout, lambda: noop_seconds(join(small, direction)))
+    seconds = within(spark, timeout, lambda: noop_seconds(join(timed, direction)))
     if seconds is None:
         say(f"{name} cut off after {timeout:g} s: no figure")
         found["timed_out_after_s"] = timeout
         return found
-    per_s = round(2 * small.rows / seconds)
-    same_input = ours.get("rows_on_baseline_input_per_s", ours["rows_per_s"])
+    per_s = round(2 * timed.rows / seconds)
+    same_input = (
+        ours["rows_per_s"] if timed.rows == options.rows else ours["rows_on_baseline_input_per_s"]
+    )
     found.update(seconds=round(seconds, 2), rows_per_s=per_s)
     found["ratio"] = round(ours["rows_per_s"] / per_s, 2)
     found["ratio_same_input"] = round(same_input / per_s, 2)
     return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks.asof_bench`: the bench on a plain local SparkSession (`local[*]`),
+    from any venv with statestream and PySpark; prints the figures (one JSON object with
+    --json) and with --record appends them to `benchmarks/results/asof.jsonl` as
+    `statestream bench --record asof` does."""
+    args = _parser().parse_args(argv)
+    options = AsofBenchOptions(
+        rows=args.rows,
+        keys=args.keys,
+        direction=args.direction,
+        partitions=args.partitions or os.cpu_count() or 2,
+        baseline_rows=args.baseline_rows,
+        baseline_timeout_s=args.baseline_timeout,
+        warmup_rows=args.warmup_rows,
+    )
+    say: Progress = (
+        (lambda text: None) if args.json else (lambda text: print(f"… {text}", file=sys.stderr))
+    )
+    with bench_output.stdout_to_stderr(args.json):  # Spark's Python workers print to stdout
+        spark = plain_session(args.driver_memory)
+        try:
+            figures = run(spark, options, say)
+        finally:
+            spark.stop()
+    figures["session"] = "plain local[*] (python -m benchmarks.asof_bench)"
+    if args.record:
+        for path in bench_output.record_result("asof", figures):
+            print(f"written: {path}", file=sys.stderr)
+    print(json.dumps(figures) if args.json else summary(figures))
+    return 0
+
+
+def plain_session(driver_memory: str) -> SparkSession:
+    """A local SparkSession on every core, made as a PySpark user makes one (no statestream
+    settings), its Python workers this interpreter."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")  # pandas-on-Spark asks for it
+    spark = (
+        SparkSession.builder.master("local[*]")
+        .appName("statestream-bench-asof")
+        .config("spark.driver.memory", driver_memory)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")  # the bench's own lines say what runs
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def summary(figures: dict[str, Any]) -> str:
+    """The figures as lines of text: each join's rows a side, rows/s and ratios."""
+    lines = [
+        f"bench asof ({figures['direction']}, {figures['keys']:,} keys, "
+        f"{figures['partitions']} partitions), Spark {figures['spark_version']}",
+        f"asof_join: {figures['rows']:,} rows a side, {figures['rows_per_s']:,} rows/s",
+    ]
+    if "rows_on_baseline_input_per_s" in figures:
+        lines.append(
+            f"asof_join on the capped input: {figures['rows_on_baseline_input_per_s']:,} rows/s"
+        )
+    for b in (figures[key] for key in BASELINES if key in figures):
+        if "rows_per_s" in b:
+            lines.append(
+                f"{b['baseline']}: {b['rows']:,} rows a side, {b['rows_per_s']:,} rows/s, "
+                f"ratio {b['ratio']}, on the same input {b['ratio_same_input']}"
+            )
+        else:
+            lines.append(f"{b['baseline']}: cut off after {b['timed_out_after_s']:g} s")
+    lines.append(f"Spark SQL's ASOF JOIN: {figures['spark_sql_asof_join']}")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    defaults = AsofBenchOptions()
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.asof_bench",
+        description="bench asof on a plain local SparkSession (see benchmarks/asof_bench.py)",
+    )
+    parser.add_argument("--rows", type=int, default=defaults.rows, help="rows of each side")
+    parser.add_argument("--keys", type=int, default=defaults.keys, help="keys (`by` values)")
+    parser.add_argument(
+        "--direction", choices=("backward", "forward", "nearest"), default=defaults.direction
+    )
+    parser.add_argument(
+        "--partitions", type=int, help="spark.sql.shuffle.partitions (default: the cores)"
+    )
+    parser.add_argument("--baseline-rows", type=int, default=defaults.baseline_rows)
+    parser.add_argument("--baseline-timeout", type=float, default=defaults.baseline_timeout_s)
+    parser.add_argument("--warmup-rows", type=int, default=defaults.warmup_rows)
+    parser.add_argument("--driver-memory", default="2g", help="spark.driver.memory (2g)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--record", action="store_true", help="append the run to benchmarks/results/asof.jsonl"
+    )
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

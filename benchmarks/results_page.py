@@ -8,7 +8,7 @@ with its fastest `X_min_s` beside it) when it has them, and a table of its lates
 commit, machine, those figures and its ratios to its baseline (`*ratio*`, or `a_to_b`). On the
 history page it replaces `<!-- benchmark history -->` with every run of every bench, the tables
 of `benchmarks/HISTORY.md` (`python -m benchmarks.history` writes that file).
-`statestream bench --record <bench>` appends the runs (`statestream.cli._bench.result_record`).
+`statestream bench --record <bench>` appends the runs (`benchmarks.bench_output.result_record`).
 
 The plots are inline SVG drawn here from the numbers: no plotting library, no file written.
 """

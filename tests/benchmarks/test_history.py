@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from benchmarks.bench_output import RESULTS_DIR_ENV
 from benchmarks.history import COMMAND, HISTORY, history_text, main
 from benchmarks.results_page import RESULTS
 
@@ -61,7 +62,7 @@ def test_bench_record_writes_the_checkouts_history_again(
     (tmp_path / "benchmarks").mkdir()
     (tmp_path / "benchmarks" / "__init__.py").touch()
     monkeypatch.setattr(_bench, "project_root", lambda: tmp_path)
-    monkeypatch.delenv(_bench.RESULTS_DIR_ENV, raising=False)
+    monkeypatch.delenv(RESULTS_DIR_ENV, raising=False)
     monkeypatch.setattr(sys, "path", list(sys.path))  # benchmark() may put the checkout on it
     _bench.record_results("join")
     try:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from benchmarks.bench_output import result_record
 from benchmarks.pipeline_passthrough import (
     Fingerprint,
     checked,
@@ -17,7 +18,6 @@ from benchmarks.pipeline_passthrough import (
 )
 from benchmarks.results_page import ratios, results_markdown, throughputs
 
-from statestream.cli._bench import result_record
 from statestream.exactly_once.packed_rows import records
 
 

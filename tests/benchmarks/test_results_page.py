@@ -6,9 +6,16 @@ import json
 import re
 from pathlib import Path
 
-from benchmarks.results_page import MARKER, load_runs, on_page_markdown, results_markdown
+from benchmarks.bench_output import result_record
+from benchmarks.results_page import (
+    MARKER,
+    RESULTS,
+    history_markdown,
+    load_runs,
+    on_page_markdown,
+    results_markdown,
+)
 
-from statestream.cli._bench import result_record
 from tests.support import run_cli
 
 
@@ -59,3 +66,23 @@ def test_bench_record_appends_the_run_to_its_bench_file(tmp_path: Path) -> None:
     assert run["bench"] == again["bench"] == "join"
     assert run["figures"]["records"] == 2000 and run["figures"]["joins_per_s"] > 0
     assert [path.name for path in tmp_path.iterdir()] == ["join.jsonl"]
+
+
+def test_asof_runs_with_and_without_the_sql_baseline_share_one_table(tmp_path: Path) -> None:
+    """`bench asof`'s recorded runs (Spark 4.1: no SQL ASOF JOIN) beside a run with one."""
+    [recorded] = load_runs(RESULTS / "asof.jsonl")[:1]
+    sql = {"baseline": "Spark SQL LEFT ASOF JOIN", "rows": 10_000_000, "capped": False}
+    sql |= {"rows_per_s": 300_000, "ratio": 1.35, "ratio_same_input": 1.35}
+    later = {**recorded, "date": "2099-01-01T00:00:00+00:00"}
+    later["figures"] = {
+        **recorded["figures"],
+        "SQL ASOF JOIN": sql,
+        "spark_sql_asof_join": "measured",
+    }
+    lines = [json.dumps(recorded), json.dumps(later)]
+    (tmp_path / "asof.jsonl").write_text("\n".join(lines) + "\n")
+    table = history_markdown(tmp_path, level=2)
+    header, _, newer, older = [line for line in table.splitlines() if line.startswith("|")]
+    assert "| SQL ASOF JOIN rows/s |" in header and "| SQL ASOF JOIN ratio same input |" in header
+    assert "| 300,000 |" in newer and newer.endswith("| 1.35 | 1.35 |")
+    assert older.endswith("| – | – |") and older.count("–") == 3

@@ -11,13 +11,13 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+from benchmarks.bench_output import result_record
 from benchmarks.results_page import results_markdown
 from benchmarks.small_bench import LEFT, QUERIES, summary
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
 from statestream.cli import app
-from statestream.cli._bench import result_record
 from statestream.codecs.formats import WIDE_ROW_NON_QUANTITIES
 from tests.spark.test_batch_example import pairs_in_time_order
 

@@ -1,4 +1,5 @@
-"""The table `statestream bench pipeline` prints from its figures; `bench join`'s switch."""
+"""The tables `statestream bench pipeline` and `bench asof` print from their figures; `bench join`'s
+switch."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import sys
 import pytest
 from rich.console import Console
 
+from statestream.cli._bench import benchmark
 from statestream.cli._pipeline_table import pipeline_table
+from statestream.cli.bench_asof_cmd import _table as asof_table
 
 
 def _figures() -> dict:
@@ -162,3 +165,30 @@ def test_bench_join_runs_the_engine_with_the_freed_memory_patch_as_switched(
     assert figures["freed_memory"] is (kept and platform.libc_ver()[0] == "glibc")
     assert figures["things"] == 20
     assert figures["pairs"] > 0
+
+
+def test_bench_asof_prints_the_sql_join_where_it_was_measured() -> None:
+    """The committed run (Spark 4.1: no SQL ASOF JOIN), then the same with a SQL row."""
+    recorded = json.loads(
+        (benchmark("results_page").RESULTS / "asof.jsonl").read_text().split("\n")[0]
+    )
+    figures = recorded["figures"]
+    baselines = benchmark("asof_baselines")
+
+    def text(figures: dict) -> str:
+        console = Console(width=200, record=True)
+        console.print(asof_table(figures, baselines))
+        return console.export_text()
+
+    without = text(figures)
+    assert "DataFrame._joinAsOf" in without and "Spark SQL LEFT ASOF JOIN" not in without
+    assert "Spark SQL's ASOF JOIN: not in this Spark" in " ".join(without.split())  # the caption
+    sql = {"baseline": "Spark SQL LEFT ASOF JOIN", "rows": 10_000_000, "capped": False}
+    sql |= {"checked_trades": 5_000, "matched_trades": 4_513, "rows_per_s": 300_000}
+    sql |= {"ratio": 1.35, "ratio_same_input": 1.35}
+    measured = {**figures, "SQL ASOF JOIN": sql, "spark_sql_asof_join": "measured"}
+    rows = [line for line in text(measured).splitlines() if line.startswith("│")]
+    [row] = [line for line in rows if "Spark SQL LEFT ASOF JOIN" in line]
+    assert "10,000,000" in row and "300,000" in row and row.count("1.35×") == 2
+    caption = " ".join(text(measured).split())
+    assert "Spark SQL LEFT ASOF JOIN matched 4,513 of 5,000 trades" in caption

@@ -6,21 +6,16 @@ does what Spark's Python workers print. `statestream bench --record <bench>` als
 result, with its date, commit and machine, as one line to `benchmarks/results/<bench>.jsonl`,
 and writes `benchmarks/HISTORY.md` again from those files (`benchmarks/history.py`): the figures
 are data, committed with the code, and the docs' benchmark page plots them
-(`benchmarks/results_page.py`).
+(`benchmarks/results_page.py`). What needs no typer or rich, the results line and stdout kept
+for --json, is `benchmarks/bench_output.py`'s: the benches run without this CLI use it too.
 """
 
 from __future__ import annotations
 
-import datetime
 import importlib
 import json
-import os
-import platform
-import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -70,7 +65,8 @@ def run_on_spark(
     """
     from statestream.jobs.session import spark_session
 
-    with stdout_to_stderr(as_json):  # Spark's Python workers print to the inherited stdout
+    # Spark's Python workers print to the inherited stdout
+    with benchmark("bench_output").stdout_to_stderr(as_json):
         spark = spark_session(settings, app_name=app_name)
         try:
             return run(spark)
@@ -78,8 +74,6 @@ def run_on_spark(
             spark.stop()
 
 
-RESULTS_DIR = "benchmarks/results"  # in the checkout (`project_root`)
-RESULTS_DIR_ENV = "STATESTREAM_BENCH_RESULTS_DIR"  # another folder for them (tests)
 _recording: list[str] = []  # the bench `bench --record` runs, when it asked
 
 
@@ -90,46 +84,15 @@ def record_results(bench: str | None) -> None:
 
 def recorded(figures: dict[str, Any]) -> None:
     """Append `figures` to the running bench's results file, if `bench --record` asked, and
-    write the checkout's `benchmarks/HISTORY.md` again (not for another results folder)."""
+    write the checkout's `benchmarks/HISTORY.md` again (not for another results folder):
+    `benchmarks/bench_output.py`'s `record_result`, which `python -m benchmarks.<bench>` calls
+    too."""
     if not _recording:
         return
-    bench = _recording[0]
-    folder = Path(os.environ.get(RESULTS_DIR_ENV) or project_root() / RESULTS_DIR)
-    folder.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(result_record(bench, figures))
-    with (folder / f"{bench}.jsonl").open("a") as results:
-        results.write(line + "\n")
-    err_console.print(f"recorded in {folder / bench}.jsonl", highlight=False)
-    if not os.environ.get(RESULTS_DIR_ENV):  # the checkout's results: its HISTORY.md follows them
-        history = benchmark("history").write_history(folder, folder.parent / "HISTORY.md")
+    written = benchmark("bench_output").record_result(_recording[0], figures, project_root())
+    err_console.print(f"recorded in {written[0]}", highlight=False)
+    for history in written[1:]:
         err_console.print(f"and {history} written again", highlight=False)
-
-
-def result_record(bench: str, figures: dict[str, Any]) -> dict[str, Any]:
-    """One results line: the bench, when (UTC), the commit (and whether the tree had changes),
-    the machine (cores, load average, Python) and the figures as --json prints them."""
-    return {
-        "bench": bench,
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        **_commit(),
-        "machine": {
-            "cores": os.cpu_count(),
-            "load_1m": round(os.getloadavg()[0], 2),
-            "python": platform.python_version(),
-        },
-        "figures": figures,
-    }
-
-
-def _commit() -> dict[str, Any]:
-    def git(*args: str) -> str:
-        done = subprocess.run(
-            ["git", *args], cwd=project_root(), capture_output=True, text=True, check=False
-        )
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    commit = git("rev-parse", "--short", "HEAD")
-    return {"commit": commit or None, "changed": bool(git("status", "--porcelain", "-uno"))}
 
 
 def print_figures(
@@ -142,20 +105,3 @@ def print_figures(
         print(json.dumps(figures))
         return
     console.print(table(), width=max(console.width, min_width))
-
-
-@contextmanager
-def stdout_to_stderr(active: bool) -> Iterator[None]:
-    """Send file descriptor 1 (and what child processes inherit) to stderr while active."""
-    if not active:
-        yield
-        return
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    try:
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
