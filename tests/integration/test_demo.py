@@ -210,7 +210,7 @@ def _left_after_the_demo(parts: set[int], timeout_s: float = 120) -> set[int]:
     """The parts still running `timeout_s` after the demo ended (each part's own stop)."""
     deadline = time.monotonic() + timeout_s
     while _alive(parts) and time.monotonic() < deadline:
-        time.sleep(1)
+        time.sleep(0.2)
     return _alive(parts)
 
 
