@@ -2,7 +2,7 @@
 # The library's version matrix (`make test` runs it after the suite, `make test-library` alone):
 # statestream installed as `pip install statestream` installs it, without the pipeline extra, on
 # the oldest and the newest Python and PySpark it supports, each running tests/library in a plain
-# SparkSession of its own (tests/library/conftest.py):
+# SparkSession of its own (tests/library/conftest.py) and the as-of core's property tests:
 #   .deps/library/py3.10-pyspark4.0.5/   Python 3.10, PySpark 4.0.5 (4.0's latest)
 #   .deps/library/py3.13-pyspark4.3.0/   Python 3.13, PySpark 4.3.0
 # A venv is made again when pyproject.toml changes; statestream is reinstalled into it from a
@@ -16,6 +16,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 MATRIX=("3.10 4.0.5" "3.13 4.3.0") # (Python, PySpark): the oldest and the newest supported
 TOOLS=("pytest>=8" "hypothesis>=6.100")
+# the as-of core's property tests (Hypothesis: merge_asof's matches, stream = batch over random
+# splits), pure numpy, run on each combination's Python, numpy and pandas as well
+PROPERTIES=(tests/join/test_asof.py tests/join/test_asof_stream.py)
 ROOT=.deps/library
 
 say() { printf 'test-library: %s\n' "$*"; }
@@ -101,14 +104,14 @@ for combination in "${MATRIX[@]}"; do
     die "Python $version not found (python$version, ~/.pyenv/versions/$version.*): install it (pyenv install $version) or set PYTHON${version/./}=/path/to/python$version"
   venv=$ROOT/py$version-pyspark$spark
   prepare "$python" "$spark" "$venv"
-  say "pytest tests/library with Python $version, PySpark $spark"
+  say "pytest tests/library and the as-of properties with Python $version, PySpark $spark"
   started=$SECONDS
   # the venv as a user's activated one: its pytest, its python for Spark's workers; the main
   # suite's conftest (settings, services) left out, the library's gives a plain SparkSession
   # then the Spark Connect tests, in a process of their own (a local Connect server cannot
   # share a process with the classic session of the first run)
   if PATH="$PWD/$venv/bin:$PATH" VIRTUAL_ENV="$PWD/$venv" "$venv/bin/python" -m pytest -q \
-    -p no:cacheprovider --confcutdir=tests/library tests/library "$@" &&
+    -p no:cacheprovider --confcutdir=tests/library tests/library "${PROPERTIES[@]}" "$@" &&
     PATH="$PWD/$venv/bin:$PATH" VIRTUAL_ENV="$PWD/$venv" STATESTREAM_CONNECT_TESTS=1 \
       "$venv/bin/python" -m pytest -q -p no:cacheprovider --confcutdir=tests/library \
       tests/library/test_connect.py "$@"; then
