@@ -34,11 +34,11 @@ def bench_small(
 
     The bundled sample as narrow records, as the library example builds them, cached before any
     clock starts; complement_join(records, [SpecTemplate()]), asof_join of its actSpeed_C11 and
-    vaTorque_C11 records by thing, and as baselines groupBy("thing").count() and the same count
-    in a Python UDF (applyInPandas), each into the noop sink after one warm-up, --repeat times
-    in turn: median and fastest seconds, and each join's median ÷ each baseline's. The session
-    has Spark's default shuffle partitions and adaptive execution, as a user's session has them.
-    Needs no services.
+    vaTorque_C11 records by thing (the README's library example), and as baselines
+    groupBy("thing").count() and the same count in a Python UDF (applyInPandas), each into the
+    noop sink after one warm-up, --repeat times in turn: median and fastest seconds, and each
+    join's median ÷ each baseline's. The session has Spark's default shuffle partitions and
+    adaptive execution, as a user's session has them. Needs no services.
     """
     module = benchmark("small_bench")
     settings = settings_from(ctx)
