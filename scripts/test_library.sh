@@ -15,10 +15,11 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 MATRIX=("3.10 4.0.5" "3.13 4.3.0") # (Python, PySpark): the oldest and the newest supported
-TOOLS=("pytest>=8" "hypothesis>=6.100")
-# the as-of core's property tests (Hypothesis: merge_asof's matches, stream = batch over random
-# splits), pure numpy, run on each combination's Python, numpy and pandas as well
-PROPERTIES=(tests/join/test_asof.py tests/join/test_asof_stream.py)
+TOOLS=("pytest>=8" "hypothesis>=6.100" "polars>=1.0")
+# the as-of core's property tests (Hypothesis: pandas.merge_asof's and polars.join_asof's
+# matches, stream = batch over random splits), pure numpy, run on each combination's Python,
+# numpy and pandas as well
+PROPERTIES=(tests/join/test_asof.py tests/join/test_asof_polars.py tests/join/test_asof_stream.py)
 ROOT=.deps/library
 
 say() { printf 'test-library: %s\n' "$*"; }
