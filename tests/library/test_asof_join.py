@@ -4,6 +4,7 @@ final flush), and a stream with a static right side; late rows are returned, not
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -53,7 +54,22 @@ def test_batch_equals_merge_asof(
     )
 
 
-def test_timestamps_several_keys_and_a_timedelta_tolerance(spark: SparkSession) -> None:
+@pytest.fixture(params=["UTC", "Etc/UTC", "Europe/Helsinki"])
+def time_zone(spark: SparkSession, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The session's time zone for the test (Spark hands timestamps to Python zoned by it, and a
+    user's session has the machine's), set back after."""
+    key = "spark.sql.session.timeZone"
+    before = spark.conf.get(key)
+    spark.conf.set(key, request.param)
+    try:
+        yield request.param
+    finally:
+        spark.conf.set(key, before)
+
+
+def test_timestamps_several_keys_and_a_timedelta_tolerance(
+    spark: SparkSession, time_zone: str
+) -> None:
     start = pd.Timestamp("2026-01-01T00:00:00")
     trades = pd.DataFrame(
         {
@@ -203,3 +219,36 @@ def test_wrong_calls_say_what_is_wrong(spark: SparkSession, tmp_path: Path) -> N
     write_chunks(right, tmp_path / "right", np.array([], dtype=int))
     with pytest.raises(ConfigError, match="static left side with a streaming right side"):
         asof_join(static_left, stream_of(spark, tmp_path / "right", static_right), on="t")
+
+
+@pytest.mark.parametrize("time_zone", ["Europe/Helsinki"], indirect=True)
+@pytest.mark.parametrize("right_streams", [False, True], ids=["static-right", "two-streams"])
+def test_streams_of_timestamps_in_a_session_of_another_time_zone(
+    spark: SparkSession, tmp_path: Path, time_zone: str, right_streams: bool
+) -> None:
+    start = pd.Timestamp("2026-03-29T00:30:00", tz="UTC")  # Helsinki's clocks go forward at 1
+
+    def stamped(frame: pd.DataFrame) -> pd.DataFrame:
+        """In time order, numbered in it (`offset`), `t` as minutes after `start` (µs, as Spark
+        reads Parquet timestamps)."""
+        frame = frame.sort_values("t", kind="stable")
+        frame = frame.assign(offset=np.arange(len(frame), dtype=np.int64))
+        times = start + pd.to_timedelta(frame["t"], unit="min")
+        return frame.assign(t=times.astype("datetime64[us, UTC]"))
+
+    left, right = (stamped(side) for side in sides(seed=9, rows=90))
+    write_chunks(left, tmp_path / "left", np.array([30, 60]))
+    left_stream = stream_of(spark, tmp_path / "left", spark.createDataFrame(left))
+    right_side = spark.createDataFrame(right)
+    options: dict = {"on": "t", "by": "k"}
+    if right_streams:
+        write_chunks(right, tmp_path / "right", np.array([30, 60]))
+        right_side = stream_of(spark, tmp_path / "right", right_side)
+        options["order"] = "offset"
+    joined = asof_join(left_stream, right_side, **options)
+    name = f"asof_zoned_{'streams' if right_streams else 'static'}"
+    emitted = run_to_end(joined.select("lid", "rid"), tmp_path / "cp", name, spark)
+    if right_streams:
+        rest = flush_asof(left_stream, right_side, tmp_path / "cp", **options)
+        emitted += rest.select("lid", "rid").collect()
+    assert found(emitted) == expected(left, right, "backward", None, True)

@@ -101,7 +101,7 @@ class BucketMatch:
         )
         taken = right.select(list(self.payload)).take(_indices(found))
         columns = left.select(list(self.left_columns)).columns + taken.columns
-        return pa.Table.from_arrays(columns, names=list(self.names))
+        return pa.Table.from_arrays([_in_utc(c) for c in columns], names=list(self.names))
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,18 @@ class StaticMatch:
             taken = [pc.struct_field(flat, [2 + i]).take(indices) for i in range(len(self.payload))]
             columns = [batch.column(name) for name in self.left_columns] + taken
             yield pa.RecordBatch.from_arrays(columns, names=list(self.names))
+
+
+def _in_utc(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A timestamp column as PySpark takes it back from a grouped Arrow function, zoned "UTC":
+    it hands them in zoned by the session's time zone (e.g. "Etc/UTC", "Europe/Helsinki") but
+    refuses any zone other than "UTC" in the result (RESULT_COLUMN_TYPES_MISMATCH, PySpark
+    4.0–4.3; `mapInArrow` takes either). The instants are the same; only the zone's name
+    changes."""
+    kind = column.type
+    if pa.types.is_timestamp(kind) and kind.tz is not None and kind.tz != "UTC":
+        return column.cast(pa.timestamp(kind.unit, "UTC"))
+    return column
 
 
 def _matches(
