@@ -12,6 +12,7 @@ a baseline that runs too long.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -92,18 +93,25 @@ def sql_asof_join(inputs: Inputs, direction: str) -> DataFrame:
 
 
 @contextmanager
-def sql_asof_enabled(spark: SparkSession) -> Iterator[None]:
-    """`SQL_FLAG` on inside the block, as the session had it after (unset if it was unset), also
-    on an error. A Spark without an ASOF JOIN takes the key and ignores it."""
-    previous = spark.conf.get(SQL_FLAG, None)
-    spark.conf.set(SQL_FLAG, "true")
+def conf_set(spark: SparkSession, key: str, value: str | None) -> Iterator[None]:
+    """The session's `key` at `value` inside the block (None: unchanged), as the session had it
+    after (unset if it was unset), also on an error."""
+    previous = spark.conf.get(key, None)
+    if value is not None:
+        spark.conf.set(key, value)
     try:
         yield
     finally:
         if previous is None:
-            spark.conf.unset(SQL_FLAG)
+            spark.conf.unset(key)
         else:
-            spark.conf.set(SQL_FLAG, previous)
+            spark.conf.set(key, previous)
+
+
+def sql_asof_enabled(spark: SparkSession) -> contextlib.AbstractContextManager[None]:
+    """`SQL_FLAG` on inside the block (`conf_set`). A Spark without an ASOF JOIN takes the key
+    and ignores it."""
+    return conf_set(spark, SQL_FLAG, "true")
 
 
 def has_sql_asof_join(spark: SparkSession) -> bool:

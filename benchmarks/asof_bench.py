@@ -51,8 +51,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -66,6 +65,7 @@ from benchmarks.asof_baselines import (
     CAPPED,
     SQL,
     SQL_CONDITIONS,
+    conf_set,
     disagreements,
     has_sql_asof_join,
     join_as_of,
@@ -166,25 +166,11 @@ def run(spark: SparkSession, options: AsofBenchOptions, say: Progress) -> dict:
     shuffle partitions and `spark.sql.join.asofJoin.enabled` as they were after it."""
     folder = Path(tempfile.mkdtemp(prefix="statestream-bench-asof-"))
     try:
-        with _partitions(spark, options.partitions), sql_asof_enabled(spark):
+        partitions = str(options.partitions) if options.partitions else None
+        with conf_set(spark, PARTITIONS, partitions), sql_asof_enabled(spark):
             return _measured(spark, options, folder, say)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-@contextmanager
-def _partitions(spark: SparkSession, partitions: int | None) -> Iterator[None]:
-    """`spark.sql.shuffle.partitions` at `partitions` inside the block (None: unchanged)."""
-    previous = spark.conf.get(PARTITIONS, None)
-    if partitions:
-        spark.conf.set(PARTITIONS, str(partitions))
-    try:
-        yield
-    finally:
-        if previous is None:
-            spark.conf.unset(PARTITIONS)
-        else:
-            spark.conf.set(PARTITIONS, previous)
 
 
 def _measured(spark: SparkSession, options: AsofBenchOptions, folder: Path, say: Progress) -> dict:
