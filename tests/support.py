@@ -30,8 +30,11 @@ __all__ = [
 
 # The suite's Spark JVMs compile with C1 only: its jobs are short, and on two cores C2's compiler
 # threads took more than they gave back (a `run join` of a small topic started ~1.8x faster).
-# Jobs that a test starts with only its own settings get it too (`run_cli`, the cluster's).
-TEST_JVM_ENVIRONMENT = {"STATESTREAM_SPARK__JAVA_OPTIONS": "-XX:TieredStopAtLevel=1"}
+# Jobs that a test starts with only its own settings get it too (`run_cli`, the cluster's). C1
+# alone reserves a 48 MB code cache (C2 240 MB), too little for a long run of generated classes.
+TEST_JVM_ENVIRONMENT = {
+    "STATESTREAM_SPARK__JAVA_OPTIONS": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+}
 
 
 def granted(settings: Settings) -> Settings:

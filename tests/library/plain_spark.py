@@ -29,8 +29,13 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.session.timeZone", "UTC")
         # the streaming join keeps its engines in RocksDB (docs/how-to/pyspark.md)
         .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
-        # quicker to start: the tests' jobs are short (the main suite's JVMs do the same)
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+        # quicker to start: the tests' jobs are short (the main suite's JVMs do the same); C1
+        # alone reserves a 48 MB code cache, which the whole library run's generated classes
+        # filled ("Out of space in CodeCache", the JVM ended), so it gets more
+        .config(
+            "spark.driver.extraJavaOptions",
+            "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m",
+        )
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
