@@ -189,8 +189,9 @@ class SparkSettings(_Section):
     java_options: str = Field(
         "",
         description="extra options of Spark's driver and executor JVMs; e.g. "
-        "-XX:TieredStopAtLevel=1 starts short runs faster but makes long ones slower "
-        "(the test suite's choice)",
+        "-XX:TieredStopAtLevel=1 starts short runs faster but makes long ones slower, and "
+        "reserves a 48 MB code cache that many queries fill: add "
+        "-XX:ReservedCodeCacheSize=256m (the test suite's choice, both)",
     )
     extra_conf: dict[str, str] = Field(default_factory=dict)
     patches: bool = Field(
