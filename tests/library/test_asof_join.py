@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from statestream.errors import ConfigError, SchemaError
 from statestream.spark import asof_join, flush_asof
@@ -48,27 +50,102 @@ def test_batch_equals_merge_asof(
         allow_exact_matches=exact,
         buckets=3,
     )
+    assert "FlatMapCoGroupsInArrow" in plan_of(joined)  # buckets given: a shuffle
     assert joined.columns == ["k", "t", "lid", "v_x", "rid", "v_y"]
     assert found(joined.select("lid", "rid").collect()) == expected(
         left, right, direction, tolerance, exact
     )
 
 
-@pytest.fixture(params=["UTC", "Etc/UTC", "Europe/Helsinki"])
-def time_zone(spark: SparkSession, request: pytest.FixtureRequest) -> Iterator[str]:
-    """The session's time zone for the test (Spark hands timestamps to Python zoned by it, and a
-    user's session has the machine's), set back after."""
-    key = "spark.sql.session.timeZone"
+@pytest.mark.parametrize(("direction", "tolerance", "exact"), RULES)
+def test_a_small_batch_joins_in_one_task_without_a_shuffle(
+    spark: SparkSession, tmp_path: Path, direction: str, tolerance, exact: bool
+) -> None:
+    left, right = sides(seed=11)
+    joined = asof_join(
+        parquet_of(spark, left, tmp_path / "left"),
+        parquet_of(spark, right, tmp_path / "right"),
+        on="t",
+        by="k",
+        direction=direction,  # type: ignore[arg-type]
+        tolerance=tolerance,
+        allow_exact_matches=exact,
+    )
+    plan = plan_of(joined)
+    assert "MapInArrow" in plan and "Coalesce 1" in plan and "Exchange" not in plan
+    assert joined.rdd.getNumPartitions() == 1
+    assert joined.columns == ["k", "t", "lid", "v_x", "rid", "v_y"]
+    assert found(joined.select("lid", "rid").collect()) == expected(
+        left, right, direction, tolerance, exact
+    )
+
+
+@pytest.mark.parametrize("threshold", ["1", "-1"])
+def test_sides_over_the_broadcast_size_are_shuffled(
+    spark: SparkSession, tmp_path: Path, threshold: str
+) -> None:
+    left, right = sides(seed=5)
+    with session_conf(spark, "spark.sql.autoBroadcastJoinThreshold", threshold):
+        joined = asof_join(
+            parquet_of(spark, left, tmp_path / "left"),
+            parquet_of(spark, right, tmp_path / "right"),
+            on="t",
+            by="k",
+        )
+        assert "FlatMapCoGroupsInArrow" in plan_of(joined)
+        assert found(joined.collect()) == expected(left, right, "backward", None, True)
+
+
+@pytest.mark.parametrize("empty", ["left", "right", "both"])
+def test_a_small_batch_with_an_empty_side(spark: SparkSession, tmp_path: Path, empty: str) -> None:
+    left, right = sides(seed=3, rows=40)
+    frames = {
+        "left": parquet_of(spark, left, tmp_path / "left"),
+        "right": parquet_of(spark, right, tmp_path / "right"),
+    }
+    for side in ("left", "right"):
+        if empty in (side, "both"):
+            frames[side] = frames[side].where(F.lit(False))
+    joined = asof_join(frames["left"], frames["right"], on="t", by="k")
+    assert "MapInArrow" in plan_of(joined)
+    lids = [] if empty in ("left", "both") else left["lid"]
+    assert found(joined.collect()) == {int(i): None for i in lids}
+
+
+def parquet_of(spark: SparkSession, frame: pd.DataFrame, path: Path) -> DataFrame:
+    """`frame` as a Parquet file read back: a DataFrame whose size Spark estimates (one made
+    from pandas without Arrow conversion has none, and counts as large)."""
+    path.mkdir()
+    frame.to_parquet(path / "part-0.parquet", index=False)
+    return spark.read.parquet(str(path))
+
+
+def plan_of(joined: DataFrame) -> str:
+    """The physical plan Spark would run (classic session)."""
+    return str(joined._jdf.queryExecution().executedPlan().toString())
+
+
+@contextmanager
+def session_conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
     before = spark.conf.get(key)
-    spark.conf.set(key, request.param)
+    spark.conf.set(key, value)
     try:
-        yield request.param
+        yield
     finally:
         spark.conf.set(key, before)
 
 
+@pytest.fixture(params=["UTC", "Etc/UTC", "Europe/Helsinki"])
+def time_zone(spark: SparkSession, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The session's time zone for the test (Spark hands timestamps to Python zoned by it, and a
+    user's session has the machine's), set back after."""
+    with session_conf(spark, "spark.sql.session.timeZone", request.param):
+        yield request.param
+
+
+@pytest.mark.parametrize("buckets", [None, 2])  # one task (small), or a shuffle
 def test_timestamps_several_keys_and_a_timedelta_tolerance(
-    spark: SparkSession, time_zone: str
+    spark: SparkSession, time_zone: str, buckets: int | None
 ) -> None:
     start = pd.Timestamp("2026-01-01T00:00:00")
     trades = pd.DataFrame(
@@ -87,13 +164,12 @@ def test_timestamps_several_keys_and_a_timedelta_tolerance(
             "rid": [10, 11, 12, 13, 14],
         }
     )
+    with session_conf(spark, "spark.sql.execution.arrow.pyspark.enabled", "true"):
+        frames = spark.createDataFrame(trades), spark.createDataFrame(quotes)  # sized: local
     joined = asof_join(
-        spark.createDataFrame(trades),
-        spark.createDataFrame(quotes),
-        on="t",
-        by=["k", "venue"],
-        tolerance=dt.timedelta(seconds=1),
+        *frames, on="t", by=["k", "venue"], tolerance=dt.timedelta(seconds=1), buckets=buckets
     )
+    assert ("MapInArrow" if buckets is None else "FlatMapCoGroupsInArrow") in plan_of(joined)
     reference = pd.merge_asof(
         trades,
         quotes.sort_values("t"),

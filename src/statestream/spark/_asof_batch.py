@@ -6,6 +6,13 @@ Batch: both sides are bucketed by a hash of their `asof_key`; each bucket's two 
 every column keeps its type. The shuffle is a plain grouping, so adaptive execution coalesces its
 partitions.
 
+Small batch: when Spark's own estimate of both sides together is under the size it would
+broadcast (`spark.sql.autoBroadcastJoinThreshold`, classic sessions) and no `buckets` are given,
+there is no shuffle: the two sides, as one union, go to one task (`coalesce(1)`), whose
+`mapInArrow` call matches them all at once (`WholeMatch`). A shuffle's two map stages and sorts
+cost more than the join itself on such an input, and adaptive execution would have made its
+reduce side one task anyway.
+
 Stream–static: the static right side is grouped by `asof_key` into one array of its rows per key,
 sorted; the stream's rows meet their key's array in a stream–static left outer join, and each
 micro-batch's rows pick their match from it (`mapInArrow`). A match against a static side is
@@ -20,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import DataFrame
+from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from statestream.join.asof import AsofRule, asof_indices
-from statestream.spark._asof_sides import BUCKET, KEY, ORDER, TIME
+from statestream.spark._asof_sides import BUCKET, KEY, ORDER, SIDE, TIME
 
 RIGHTS = "asof_rights"  # stream–static: the key's right rows, one array
 
@@ -36,12 +44,18 @@ def batch_asof(
     rule: AsofRule,
     names: tuple[list[str], list[str]],
     payload: list[str],
-    buckets: int,
+    buckets: int | None,
 ) -> DataFrame:
-    """The batch as-of join of the prepared sides (`asof_key`, `asof_t`, `asof_order` added)."""
+    """The batch as-of join of the prepared sides (`asof_key`, `asof_t`, `asof_order` added):
+    in one task if they are small and `buckets` is None, else in `buckets` (default: the
+    session's shuffle partitions) buckets."""
     left_columns = [c for c in left.columns if c not in (KEY, TIME, ORDER)]
     schema = _output_schema(left, right, left_columns, payload, names)
+    if buckets is None and is_small(left, right):
+        return whole_asof(left, right, rule, left_columns, payload, schema)
     match = BucketMatch(rule, left_columns, payload, schema.names)
+    if buckets is None:
+        buckets = int(left.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     bucket = F.pmod(F.xxhash64(KEY), F.lit(buckets))
     return (
         left.withColumn(BUCKET, bucket)
@@ -208,3 +222,65 @@ def _output_schema(
         for name, column in zip(right_names, payload, strict=True)
     ]
     return T.StructType(fields)
+
+
+def is_small(left: DataFrame, right: DataFrame) -> bool:
+    """Whether Spark's estimate of both sides together is at most the size it broadcasts
+    (`spark.sql.autoBroadcastJoinThreshold`; -1 turns it off). Only a classic session shows its
+    estimate; on Spark Connect, or if the plan says nothing, this is False."""
+    try:
+        limit = int(
+            left.sparkSession._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold()
+        )
+        sizes = [
+            int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+            for df in (left, right)
+        ]
+    except (AttributeError, Py4JError):  # Connect has no JVM handle; a refusal: "don't know"
+        return False
+    return limit >= 0 and sum(sizes) <= limit
+
+
+def whole_asof(
+    left: DataFrame,
+    right: DataFrame,
+    rule: AsofRule,
+    left_columns: Sequence[str],
+    payload: Sequence[str],
+    schema: T.StructType,
+) -> DataFrame:
+    """The batch as-of join in one task, without a shuffle: both sides as one union (`asof_side`
+    0 or 1; each side's columns under their own names `l0…`, `r0…`, null on the other side's
+    rows), coalesced to one partition, matched by `WholeMatch`."""
+    helpers = [F.col(KEY), F.col(TIME), F.col(ORDER)]
+    ours = [f"l{i}" for i in range(len(left_columns))]
+    theirs = [f"r{i}" for i in range(len(payload))]
+    left_values = [F.col(f"`{c}`").alias(n) for c, n in zip(left_columns, ours, strict=True)]
+    right_values = [F.col(f"`{c}`").alias(n) for c, n in zip(payload, theirs, strict=True)]
+    left_nulls = [_null(left, c, n) for c, n in zip(left_columns, ours, strict=True)]
+    right_nulls = [_null(right, c, n) for c, n in zip(payload, theirs, strict=True)]
+    both = left.select(F.lit(0).alias(SIDE), *helpers, *left_values, *right_nulls).unionByName(
+        right.select(F.lit(1).alias(SIDE), *helpers, *left_nulls, *right_values)
+    )
+    match = BucketMatch(rule, ours, theirs, schema.names)
+    return both.coalesce(1).mapInArrow(WholeMatch(match), schema)
+
+
+def _null(df: DataFrame, column: str, name: str) -> Column:
+    return F.lit(None).cast(df.schema[column].dataType).alias(name)
+
+
+@dataclass(frozen=True)
+class WholeMatch:
+    """mapInArrow function: all rows of both sides (one partition), each left row matched."""
+
+    match: BucketMatch
+
+    def __call__(self, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        received = list(batches)
+        if not received:
+            return
+        rows = pa.Table.from_batches(received)
+        is_left = pc.equal(rows[SIDE], 0)
+        joined = self.match(rows.filter(is_left), rows.filter(pc.invert(is_left)))
+        yield from joined.to_batches()

@@ -109,6 +109,8 @@ def asof_join(
       are not in the output).
     - `buckets`: how many groups the keys are hashed into (default: the session's
       `spark.sql.shuffle.partitions`); for a stream, part of its checkpoint: keep it fixed.
+      Without it, a batch join whose sides Spark estimates at most its broadcast size
+      (`spark.sql.autoBroadcastJoinThreshold`) runs in one task, without a shuffle.
     - `late=True` (streams): also return the refused rows: `side`, `reason` (`late`, or
       `no time` for a right row without its time) and `row` (the row as JSON).
 
@@ -121,19 +123,19 @@ def asof_join(
     plan = asof_plan(
         left, right, on, by, direction, tolerance, allow_exact_matches, order, disorder, suffixes
     )
-    count = buckets or int(left.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
     if not left.isStreaming and right.isStreaming:
         raise ConfigError(
             "asof_join of a static left side with a streaming right side: every left row would "
             "wait forever; read the left side as a stream too (spark.readStream)"
         )
     if left.isStreaming and right.isStreaming:
+        count = buckets or int(left.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
         joined, refused = stream_asof(*plan.sides, plan.setup, plan.names, plan.payload, count)
         return (joined, refused) if late else joined
     if left.isStreaming:
         joined = static_asof(*plan.sides, plan.rule, plan.names, plan.payload)
     else:
-        joined = batch_asof(*plan.sides, plan.rule, plan.names, plan.payload, count)
+        joined = batch_asof(*plan.sides, plan.rule, plan.names, plan.payload, buckets)
     if not late:
         return joined
     return joined, joined.sparkSession.createDataFrame([], "side string, reason string, row string")
