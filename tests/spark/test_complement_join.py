@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -135,16 +137,45 @@ def test_adaptive_execution_coalesces_the_default_partitions_not_given_buckets(
 ) -> None:
     rows = [(f"m{k % 7}", "LR"[k % 2], BASE_MS + 1000 * k, float(k % 5), k) for k in range(80)]
     df = frame(spark, rows)
-    before = spark.conf.get("spark.sql.shuffle.partitions")
-    spark.conf.set("spark.sql.shuffle.partitions", "40")
-    try:
+    shuffled = {"spark.sql.shuffle.partitions": "40", "spark.sql.autoBroadcastJoinThreshold": "-1"}
+    with session_conf(spark, shuffled):  # no one-task plan: the shuffle's partitions
         default = complement_join(df, [SPEC], order="offset")
         given = complement_join(df, [SPEC], order="offset", buckets=40)
+        assert "Exchange" in plan_of(default)
         assert collected(default) == collected(given) == engine_pairs([SPEC], rows, True)
         assert default.rdd.getNumPartitions() < 40  # several buckets in a partition
         assert given.rdd.getNumPartitions() == 40
+
+
+def test_a_small_input_joins_in_one_task_without_a_shuffle(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    rows = [(f"m{k % 7}", "LR"[k % 2], BASE_MS + 1000 * k, float(k % 5), k) for k in range(80)]
+    frame(spark, rows).write.parquet(str(tmp_path / "rows"))
+    df = spark.read.parquet(str(tmp_path / "rows"))  # a file: Spark estimates its size
+    with session_conf(spark, {"spark.sql.shuffle.partitions": "40"}):
+        small = complement_join(df, [SPEC], order="offset")
+        plan = plan_of(small)
+        assert "MapInArrow" in plan and "Coalesce 1" in plan and "Exchange" not in plan
+        assert small.rdd.getNumPartitions() == 1
+        assert collected(small) == engine_pairs([SPEC], rows, True)
+
+
+def plan_of(df: DataFrame) -> str:
+    """The physical plan Spark would run (classic session)."""
+    return str(df._jdf.queryExecution().executedPlan().toString())
+
+
+@contextmanager
+def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    before = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
     finally:
-        spark.conf.set("spark.sql.shuffle.partitions", str(before))
+        for key, value in before.items():
+            spark.conf.set(key, value)
 
 
 def test_epoch_ms_seconds_and_timestamps_give_the_same_pairs(spark: SparkSession) -> None:

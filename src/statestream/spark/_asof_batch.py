@@ -6,12 +6,9 @@ Batch: both sides are bucketed by a hash of their `asof_key`; each bucket's two 
 every column keeps its type. The shuffle is a plain grouping, so adaptive execution coalesces its
 partitions.
 
-Small batch: when Spark's own estimate of both sides together is under the size it would
-broadcast (`spark.sql.autoBroadcastJoinThreshold`, classic sessions) and no `buckets` are given,
-there is no shuffle: the two sides, as one union, go to one task (`coalesce(1)`), whose
-`mapInArrow` call matches them all at once (`WholeMatch`). A shuffle's two map stages and sorts
-cost more than the join itself on such an input, and adaptive execution would have made its
-reduce side one task anyway.
+Small batch: when both sides fit one task (`plan_size`: Spark's estimate is at most the size it
+would broadcast) and no `buckets` are given, there is no shuffle: the two sides, as one union, go
+to one task (`coalesce(1)`), whose `mapInArrow` call matches them all at once (`WholeMatch`).
 
 Stream–static: the static right side is grouped by `asof_key` into one array of its rows per key,
 sorted; the stream's rows meet their key's array in a stream–static left outer join, and each
@@ -27,13 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from statestream.join.asof import AsofRule, asof_indices
 from statestream.spark._asof_sides import BUCKET, KEY, ORDER, SIDE, TIME
+from statestream.spark.plan_size import fits_one_task
 
 RIGHTS = "asof_rights"  # stream–static: the key's right rows, one array
 
@@ -51,7 +48,7 @@ def batch_asof(
     session's shuffle partitions) buckets."""
     left_columns = [c for c in left.columns if c not in (KEY, TIME, ORDER)]
     schema = _output_schema(left, right, left_columns, payload, names)
-    if buckets is None and is_small(left, right):
+    if buckets is None and fits_one_task(left, right):
         return whole_asof(left, right, rule, left_columns, payload, schema)
     match = BucketMatch(rule, left_columns, payload, schema.names)
     if buckets is None:
@@ -222,23 +219,6 @@ def _output_schema(
         for name, column in zip(right_names, payload, strict=True)
     ]
     return T.StructType(fields)
-
-
-def is_small(left: DataFrame, right: DataFrame) -> bool:
-    """Whether Spark's estimate of both sides together is at most the size it broadcasts
-    (`spark.sql.autoBroadcastJoinThreshold`; -1 turns it off). Only a classic session shows its
-    estimate; on Spark Connect, or if the plan says nothing, this is False."""
-    try:
-        limit = int(
-            left.sparkSession._jsparkSession.sessionState().conf().autoBroadcastJoinThreshold()
-        )
-        sizes = [
-            int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-            for df in (left, right)
-        ]
-    except (AttributeError, Py4JError):  # Connect has no JVM handle; a refusal: "don't know"
-        return False
-    return limit >= 0 and sum(sizes) <= limit
 
 
 def whole_asof(

@@ -9,7 +9,8 @@ shuffle partitions (Spark's hash of their labels, `bucket_labels`); each partiti
 `JoinRouter` over its records in arrival order (`_bucket_join`), so a thing meets only its own
 records and the result is the offline join's, whatever the partitioning. By default the shuffle
 is a repartition by the bucket column alone, which adaptive execution coalesces into partitions of
-several buckets (a small input does not run `spark.sql.shuffle.partitions` near-empty tasks); a
+several buckets (a small input does not run `spark.sql.shuffle.partitions` near-empty tasks), and
+an input that fits one task (`plan_size`) has no shuffle: it is coalesced into one partition; a
 `buckets=` given runs in exactly that many partitions. The partitions go through `mapInArrow`:
 Spark does not sort them by bucket (as `groupBy(…).applyInArrow` would), the records are put in
 arrival order in numpy.
@@ -38,6 +39,7 @@ from statestream.spark._batch_input import (
 from statestream.spark._bucket_join import BucketJoin
 from statestream.spark._pair_rows import by_spec_index, output_schema, pairs, rejected_rows
 from statestream.spark._stream_bucket import specs_for
+from statestream.spark.plan_size import fits_one_task
 from statestream.spark.stream_join import streaming_join
 from statestream.spark.worker_python import check_worker_python
 
@@ -130,7 +132,9 @@ def complement_join(
     pairs still pending at the end (the whole join); without it, only the certain ones.
     `buckets` (default `spark.sql.shuffle.partitions`) is how many buckets the things are hashed
     into; in batch a `buckets` given is also the number of partitions the join runs in, while
-    the default lets adaptive execution coalesce the shuffle's partitions to the data's size.
+    the default lets adaptive execution coalesce the shuffle's partitions to the data's size,
+    and runs an input Spark estimates at most its broadcast size
+    (`spark.sql.autoBroadcastJoinThreshold`) in one task, without a shuffle.
 
     On a streaming DataFrame (`stream_join`) the result is a streaming DataFrame of the same
     columns, each pair emitted in the micro-batch where it becomes certain, with the engines'
@@ -194,11 +198,14 @@ def complement_join(
 
 
 def _partitioned(grouped: DataFrame, buckets: int | None) -> DataFrame:
-    """`grouped` with each bucket in one partition: `buckets` partitions when given; else a
+    """`grouped` with each bucket in one partition: `buckets` partitions when given; else, if it
+    fits one task (`plan_size`), all of it in one partition without a shuffle; else a
     repartition by the bucket alone (`spark.sql.shuffle.partitions` partitions, coalesced by
     adaptive execution: a partition holds whole buckets, maybe several)."""
     if buckets:
         return grouped.repartition(buckets, "bucket")
+    if fits_one_task(grouped):
+        return grouped.coalesce(1)
     return grouped.repartition("bucket")
 
 
