@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from tests.library.asof_support import (
     expected,
     found,
     run_to_end,
+    session_conf,
     sides,
     stream_of,
     write_chunks,
@@ -85,7 +85,7 @@ def test_sides_over_the_broadcast_size_are_shuffled(
     spark: SparkSession, tmp_path: Path, threshold: str
 ) -> None:
     left, right = sides(seed=5)
-    with session_conf(spark, "spark.sql.autoBroadcastJoinThreshold", threshold):
+    with session_conf(spark, {"spark.sql.autoBroadcastJoinThreshold": threshold}):
         joined = asof_join(
             parquet_of(spark, left, tmp_path / "left"),
             parquet_of(spark, right, tmp_path / "right"),
@@ -93,6 +93,20 @@ def test_sides_over_the_broadcast_size_are_shuffled(
             by="k",
         )
         assert "FlatMapCoGroupsInArrow" in plan_of(joined)
+        assert found(joined.collect()) == expected(left, right, "backward", None, True)
+
+
+def test_the_buckets_spread_over_the_shuffle_partitions(spark: SparkSession) -> None:
+    """Two buckets in two partitions: each has its own (a plain hash put both in one, and one
+    task did all the matching)."""
+    left, right = sides(seed=9, things=40)
+    settings = {"spark.sql.shuffle.partitions": "2", "spark.sql.adaptive.enabled": "false"}
+    with session_conf(spark, settings):
+        joined = asof_join(
+            spark.createDataFrame(left), spark.createDataFrame(right), on="t", by="k", buckets=2
+        )
+        per_partition = joined.groupBy(F.spark_partition_id().alias("p")).count().collect()
+        assert sorted(row.p for row in per_partition) == [0, 1]
         assert found(joined.collect()) == expected(left, right, "backward", None, True)
 
 
@@ -125,21 +139,11 @@ def plan_of(joined: DataFrame) -> str:
     return str(joined._jdf.queryExecution().executedPlan().toString())
 
 
-@contextmanager
-def session_conf(spark: SparkSession, key: str, value: str) -> Iterator[None]:
-    before = spark.conf.get(key)
-    spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        spark.conf.set(key, before)
-
-
 @pytest.fixture(params=["UTC", "Etc/UTC", "Europe/Helsinki"])
 def time_zone(spark: SparkSession, request: pytest.FixtureRequest) -> Iterator[str]:
     """The session's time zone for the test (Spark hands timestamps to Python zoned by it, and a
     user's session has the machine's), set back after."""
-    with session_conf(spark, "spark.sql.session.timeZone", request.param):
+    with session_conf(spark, {"spark.sql.session.timeZone": request.param}):
         yield request.param
 
 
@@ -164,7 +168,7 @@ def test_timestamps_several_keys_and_a_timedelta_tolerance(
             "rid": [10, 11, 12, 13, 14],
         }
     )
-    with session_conf(spark, "spark.sql.execution.arrow.pyspark.enabled", "true"):
+    with session_conf(spark, {"spark.sql.execution.arrow.pyspark.enabled": "true"}):
         frames = spark.createDataFrame(trades), spark.createDataFrame(quotes)  # sized: local
     joined = asof_join(
         *frames, on="t", by=["k", "venue"], tolerance=dt.timedelta(seconds=1), buckets=buckets

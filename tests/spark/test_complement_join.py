@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -23,6 +21,7 @@ from statestream.offline_join import join_lines
 from statestream.spark import complement_join, observations
 from statestream.testing import blocks_of_five
 from statestream.testing.spark import OBSERVATIONS, observation_frame
+from tests.library.asof_support import session_conf
 
 pytestmark = pytest.mark.integration
 
@@ -164,18 +163,6 @@ def test_a_small_input_joins_in_one_task_without_a_shuffle(
 def plan_of(df: DataFrame) -> str:
     """The physical plan Spark would run (classic session)."""
     return str(df._jdf.queryExecution().executedPlan().toString())
-
-
-@contextmanager
-def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    before = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            spark.conf.set(key, value)
 
 
 def test_epoch_ms_seconds_and_timestamps_give_the_same_pairs(spark: SparkSession) -> None:

@@ -1,7 +1,8 @@
 """`asof_join` of two batch DataFrames, and of a stream with a static right side.
 
 Batch: both sides are bucketed by a hash of their `asof_key`; each bucket's two sides meet in one
-`cogroup(…).applyInArrow` call, which matches every left row with `statestream.join.asof`
+`cogroup(…).applyInArrow` call (buckets labelled by `bucket_labels`, which Spark's hash
+partitioning spreads evenly), which matches every left row with `statestream.join.asof`
 (`asof_indices`, vectorized over the bucket's keys) and takes the matched right rows in Arrow, so
 every column keeps its type. The shuffle is a plain grouping, so adaptive execution coalesces its
 partitions.
@@ -30,6 +31,7 @@ from pyspark.sql import types as T
 
 from statestream.join.asof import AsofRule, asof_indices
 from statestream.spark._asof_sides import BUCKET, KEY, ORDER, SIDE, TIME
+from statestream.spark.bucket_labels import bucket_labels
 from statestream.spark.plan_size import fits_one_task
 
 RIGHTS = "asof_rights"  # stream–static: the key's right rows, one array
@@ -53,13 +55,21 @@ def batch_asof(
     match = BucketMatch(rule, left_columns, payload, schema.names)
     if buckets is None:
         buckets = int(left.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
-    bucket = F.pmod(F.xxhash64(KEY), F.lit(buckets))
+    bucket = _bucket_label(buckets)
     return (
         left.withColumn(BUCKET, bucket)
         .groupBy(BUCKET)
         .cogroup(right.withColumn(BUCKET, bucket).groupBy(BUCKET))
         .applyInArrow(_two_tables(match), schema)
     )
+
+
+def _bucket_label(buckets: int) -> Column:
+    """A hash of `asof_key` modulo `buckets`, as the bucket's label (`bucket_labels`): labels
+    that Spark's hash partitioning spreads evenly (the bucket numbers themselves are uneven:
+    buckets 0 and 1 both go to partition 1 of 2, and one task does all the matching)."""
+    labels = F.array(*(F.lit(label) for label in bucket_labels(buckets)))
+    return F.element_at(labels, (F.pmod(F.xxhash64(KEY), F.lit(buckets)) + 1).cast("int"))
 
 
 def _two_tables(match: BucketMatch) -> Callable[[pa.Table, pa.Table], pa.Table]:
