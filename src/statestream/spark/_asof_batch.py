@@ -32,7 +32,7 @@ from pyspark.sql import types as T
 from statestream.join.asof import AsofRule, asof_indices
 from statestream.spark._asof_sides import BUCKET, KEY, ORDER, SIDE, TIME
 from statestream.spark.bucket_labels import bucket_labels
-from statestream.spark.plan_size import fits_one_task
+from statestream.spark.plan_size import default_buckets, fits_one_task
 
 RIGHTS = "asof_rights"  # stream–static: the key's right rows, one array
 
@@ -53,9 +53,7 @@ def batch_asof(
     if buckets is None and fits_one_task(left, right):
         return whole_asof(left, right, rule, left_columns, payload, schema)
     match = BucketMatch(rule, left_columns, payload, schema.names)
-    if buckets is None:
-        buckets = int(left.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
-    bucket = _bucket_label(buckets)
+    bucket = _bucket_label(buckets or default_buckets(left))
     return (
         left.withColumn(BUCKET, bucket)
         .groupBy(BUCKET)

@@ -35,6 +35,7 @@ from statestream.join.asof import AsofRule
 from statestream.spark._asof_batch import batch_asof, static_asof
 from statestream.spark._asof_sides import AsofColumns
 from statestream.spark._asof_stream import stream_asof
+from statestream.spark.plan_size import default_buckets
 from statestream.spark.worker_python import check_worker_python
 
 Direction = Literal["backward", "forward", "nearest"]
@@ -129,7 +130,7 @@ def asof_join(
             "wait forever; read the left side as a stream too (spark.readStream)"
         )
     if left.isStreaming and right.isStreaming:
-        count = buckets or int(left.sparkSession.conf.get("spark.sql.shuffle.partitions") or 200)
+        count = buckets or default_buckets(left)
         joined, refused = stream_asof(*plan.sides, plan.setup, plan.names, plan.payload, count)
         return (joined, refused) if late else joined
     if left.isStreaming:

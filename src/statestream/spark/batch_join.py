@@ -39,11 +39,9 @@ from statestream.spark._batch_input import (
 from statestream.spark._bucket_join import BucketJoin
 from statestream.spark._pair_rows import by_spec_index, output_schema, pairs, rejected_rows
 from statestream.spark._stream_bucket import specs_for
-from statestream.spark.plan_size import fits_one_task
+from statestream.spark.plan_size import default_buckets, fits_one_task
 from statestream.spark.stream_join import streaming_join
 from statestream.spark.worker_python import check_worker_python
-
-DEFAULT_BUCKETS = 200
 
 
 # the pairs, or with rejected=True the pairs and the rejected rows (for a type checker)
@@ -168,7 +166,7 @@ def complement_join(
     defaulted = [with_defaults(spec, disorder, tolerance) for spec in specs]
     if df.isStreaming:
         return streaming_join(
-            df, defaulted, columns, kind, buckets=buckets or _default_buckets(df), rejected=rejected
+            df, defaulted, columns, kind, buckets=buckets or default_buckets(df), rejected=rejected
         )
     concrete = _concrete_specs(df, defaulted, quantity)
     relevant = F.col(quantity).isin(sorted({q for s in concrete for q in (s.left, s.right)}))
@@ -182,7 +180,7 @@ def complement_join(
         integer_time=kind.is_timestamp,
     )
     grouped = bucketed(
-        df.filter(relevant & reason.isNull()), columns, kind, buckets or _default_buckets(df)
+        df.filter(relevant & reason.isNull()), columns, kind, buckets or default_buckets(df)
     )
     schema = output_schema(grouped, kind, join.columns)
     batch_rows = _arrow_batch_rows(df)
@@ -252,8 +250,3 @@ def with_defaults(
     if spec.tolerance is None and tolerance is not None:
         changes["tolerance"] = tolerance
     return dataclasses.replace(spec, **changes) if changes else spec
-
-
-def _default_buckets(df: DataFrame) -> int:
-    value = df.sparkSession.conf.get("spark.sql.shuffle.partitions", str(DEFAULT_BUCKETS))
-    return int(value) if value and value.isdigit() else DEFAULT_BUCKETS

@@ -1,4 +1,5 @@
-"""Whether a batch join's inputs are small enough to join in one task, without a shuffle.
+"""How many buckets a join hashes its keys into unless told, and whether a batch join's inputs
+are small enough to join in one task, without a shuffle.
 
 Small is Spark's own rule for a side it would broadcast: the optimizer's size estimate of the
 inputs together (the one `df.explain("cost")` prints) is at most
@@ -13,6 +14,14 @@ from __future__ import annotations
 
 from py4j.protocol import Py4JError  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame
+
+DEFAULT_BUCKETS = 200  # Spark's default of spark.sql.shuffle.partitions
+
+
+def default_buckets(df: DataFrame) -> int:
+    """The buckets of a join not given any: the session's `spark.sql.shuffle.partitions`."""
+    value = df.sparkSession.conf.get("spark.sql.shuffle.partitions", str(DEFAULT_BUCKETS))
+    return int(value) if value and value.isdigit() else DEFAULT_BUCKETS
 
 
 def fits_one_task(*frames: DataFrame) -> bool:
